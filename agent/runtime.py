@@ -1,0 +1,52 @@
+"""Where configuration meets the layers: the backend, the tools and the agent for one run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from agent.config import Config
+from agent.loop import Agent, AgentEvents
+from agent.session import Transcript
+from agent.toolcalls import PROTOCOLS
+from inference.backend import ChatBackend, Sampling
+from inference.embedded import EmbeddedBackend
+from inference.endpoint import EndpointBackend
+from inference.fetch import fetch_model
+from inference.models import get_model
+from tools.base import Tool, ToolContext, ToolPolicy
+from tools.files import file_tools
+from tools.shell import BashTool
+
+_embedded_cache: dict[tuple[str, int], EmbeddedBackend] = {}
+
+
+def open_backend(config: Config) -> ChatBackend:
+    """The endpoint when one is configured, else the embedded model (fetched on first use, loaded once)."""
+    if config.endpoint:
+        return EndpointBackend(config.endpoint, api_key=config.api_key)
+    key = (config.model, config.n_ctx)
+    if key not in _embedded_cache:
+        path = fetch_model(get_model(config.model), source_order=config.model_sources, offline=config.offline)
+        _embedded_cache[key] = EmbeddedBackend(path, n_ctx=config.n_ctx)
+    return _embedded_cache[key]
+
+
+def default_tools() -> list[Tool]:
+    return [BashTool(), *file_tools()]
+
+
+def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transcript: Transcript | None = None,
+                events: AgentEvents | None = None, verify: Callable[[], str | None] | None = None) -> Agent:
+    protocol = PROTOCOLS["text" if isinstance(backend, EmbeddedBackend) else config.protocol]()
+    return Agent(
+        backend,
+        default_tools(),
+        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout)),
+        protocol=protocol,
+        sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
+        max_steps=config.max_steps,
+        transcript=transcript,
+        events=events,
+        verify=verify,
+    )

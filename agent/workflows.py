@@ -1,0 +1,114 @@
+"""Workflows on top of the loop: build a new project, or run one task on an existing repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel
+
+from agent import repo as gitrepo
+from agent.config import Config
+from agent.loop import AgentEvents, RunResult
+from agent.runtime import build_agent, open_backend
+from agent.session import Transcript, new_transcript_path
+from tools.shell import run_command
+from tools.workspace import iter_files, relative
+
+NEW_PROJECT_TASK = """\
+Build this new project in the current (empty) project folder:
+
+{prompt}
+
+Write the code and tests for it. Put tests in files named test_*.py that import the code they test.
+Run the tests with `python -m pytest -q`, fix any failure, then call finish."""
+
+
+class TestOutcome(BaseModel):
+    command: str
+    passed: bool
+    exit_code: int | None
+    output_tail: str
+
+
+class WorkflowResult(BaseModel):
+    directory: str
+    run: RunResult
+    files: list[str]
+    tests: TestOutcome | None
+    commit: str | None
+    diff_stat: str
+    transcript: str
+
+
+def new_project(directory: Path, prompt: str, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
+    """Create `directory`, git-init it, let the agent build the project, run its tests, commit the result."""
+    directory = directory.expanduser().resolve()
+    if directory.exists() and any(p.name != ".git" for p in directory.iterdir()):
+        raise ValueError(f"{directory} exists and is not empty; choose a new folder (or use `agent run` on it)")
+    directory.mkdir(parents=True, exist_ok=True)
+    repo = gitrepo.init_repo(directory)
+    task = NEW_PROJECT_TASK.format(prompt=prompt.strip())
+    result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, required=True))
+    tests = run_project_tests(directory, config.command_timeout)
+    outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
+    commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n\n{result.summary}")
+    return _result(directory, result, tests, commit, "", transcript)
+
+
+def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
+    """Run one task headless on an existing git repository; the changes are left in the working tree."""
+    repository = repository.expanduser().resolve()
+    repo = gitrepo.open_repo(repository)
+    result, transcript = _run_agent(repository, task, config, events, _tests_gate(repository, config, required=False))
+    tests = run_project_tests(repository, config.command_timeout)
+    return _result(repository, result, tests, None, gitrepo.diff_stat(repo), transcript, gitrepo.changed_files(repo))
+
+
+def _tests_gate(workspace: Path, config: Config, required: bool) -> Callable[[], str | None]:
+    """The check `finish` must pass: the project's tests, when it has (or must have) some."""
+
+    def check() -> str | None:
+        outcome = run_project_tests(workspace, config.command_timeout)
+        if outcome is None:
+            return "there are no tests yet; write test_*.py files and run them" if required else None
+        return None if outcome.passed else f"`{outcome.command}` fails:\n{outcome.output_tail}"
+
+    return check
+
+
+def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
+               verify: Callable[[], str | None]) -> tuple[RunResult, Path]:
+    path = new_transcript_path(workspace.name)
+    transcript = Transcript(path)
+    transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}))
+    try:
+        agent = build_agent(config, open_backend(config), workspace, transcript=transcript, events=events, verify=verify)
+        return agent.run(task), path
+    finally:
+        transcript.close()
+
+
+def detect_test_command(workspace: Path) -> str | None:
+    """The project's own test command: pytest when there are Python test files."""
+    for path in iter_files(workspace, workspace):
+        if path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test")):
+            return "python -m pytest -q"
+    return None
+
+
+def run_project_tests(workspace: Path, timeout: float) -> TestOutcome | None:
+    command = detect_test_command(workspace)
+    if command is None:
+        return None
+    outcome = run_command(command, workspace, timeout, max_output=4000)
+    tail = "\n".join(outcome.output.strip().splitlines()[-15:])
+    return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
+
+
+def _result(directory: Path, run: RunResult, tests: TestOutcome | None, commit: str | None, stat: str,
+            transcript: Path, files: list[str] | None = None) -> WorkflowResult:
+    if files is None:
+        files = [relative(directory, p) for p in iter_files(directory, directory)]
+    return WorkflowResult(directory=str(directory), run=run, files=files, tests=tests, commit=commit,
+                          diff_stat=stat, transcript=str(transcript))

@@ -1,0 +1,126 @@
+"""`EmbeddedBackend`: llama-cpp-python in-process, the zero-setup default.
+
+The prompt is rendered with the model's own chat template and handed over as tokens, so we can measure how
+many of them the KV cache already holds: llama-cpp-python keeps the longest common prefix of the previous
+call, and the agent keeps its conversation append-only, so each turn only processes the new tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from inference.backend import BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
+
+
+class EmbeddedBackend:
+    def __init__(self, model_path: Path, *, n_ctx: int = 16384, n_threads: int | None = None, verbose: bool = False):
+        try:
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise BackendError(f"llama-cpp-python is not installed ({exc}); run `pip install -e .` first") from exc
+        if not Path(model_path).is_file():
+            raise BackendError(f"model file {model_path} does not exist; fetch it with `agent models pull`")
+        try:
+            self.llm = Llama(
+                model_path=str(model_path),
+                n_ctx=n_ctx,
+                n_threads=n_threads or os.cpu_count(),
+                n_batch=512,
+                verbose=verbose,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise BackendError(f"llama-cpp-python could not load {model_path}: {exc}") from exc
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise BackendError(f"{model_path} has no chat template in its metadata; use an instruct GGUF")
+        vocab = self.llm._model
+        self.formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=vocab.token_get_text(self.llm.token_eos()),
+            bos_token=vocab.token_get_text(self.llm.token_bos()),
+        )
+        self.name = f"embedded:{Path(model_path).name}"
+        self.n_ctx = n_ctx
+
+    def prompt_tokens(self, messages: list[Message]) -> list[int]:
+        rendered = self.formatter(messages=[m.to_openai() for m in messages])
+        return self.llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+    def cached_prefix(self, tokens: list[int]) -> int:
+        """How many leading tokens of `tokens` are already in the KV cache."""
+        held = self.llm.input_ids[: self.llm.n_tokens]
+        count = 0
+        for a, b in zip(held, tokens):
+            if a != b:
+                break
+            count += 1
+        return count
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None = None,
+        sampling: Sampling | None = None,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        if tools:
+            raise BackendError("the embedded backend speaks the text tool-call protocol only; do not send `tools`")
+        sampling = sampling or Sampling()
+        tokens = self.prompt_tokens(messages)
+        if len(tokens) + 256 >= self.n_ctx:
+            raise ContextOverflow(
+                f"the conversation is {len(tokens)} tokens and the context holds {self.n_ctx}; "
+                "raise n_ctx (config `n_ctx`) or start a new run"
+            )
+        cached = self.cached_prefix(tokens)
+        generated = 0
+
+        def count_token(_ids, _logits) -> bool:
+            nonlocal generated
+            generated += 1
+            return False
+
+        from llama_cpp import StoppingCriteriaList
+
+        started = time.perf_counter()
+        first_token_at: float | None = None
+        parts: list[str] = []
+        finish_reason = None
+        stream = self.llm.create_completion(
+            tokens,
+            max_tokens=sampling.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            min_p=sampling.min_p,
+            seed=sampling.seed,
+            stop=sampling.stop or [],
+            stream=True,
+            stopping_criteria=StoppingCriteriaList([count_token]),
+        )
+        for chunk in stream:
+            choice = chunk["choices"][0]
+            if first_token_at is None:
+                first_token_at = time.perf_counter()
+            if choice["text"]:
+                parts.append(choice["text"])
+                if on_text:
+                    on_text(choice["text"])
+            finish_reason = choice.get("finish_reason") or finish_reason
+        ended = time.perf_counter()
+        first_token_at = first_token_at or ended
+        return Completion(
+            text="".join(parts),
+            finish_reason=finish_reason,
+            timings=Timings(
+                prompt_tokens=len(tokens),
+                cached_prompt_tokens=min(cached, len(tokens) - 1),
+                completion_tokens=generated,
+                prompt_ms=(first_token_at - started) * 1000,
+                predicted_ms=(ended - first_token_at) * 1000,
+            ),
+        )

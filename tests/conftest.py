@@ -1,0 +1,47 @@
+"""Shared fixtures. The real model is fetched into the user cache by set-up (`./dev.sh test`); if it is
+missing here, the fixture fetches it, and fails (never skips) when that is impossible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inference.backend import Completion, Message, Sampling, Timings
+
+
+@pytest.fixture(scope="session")
+def qwen_path() -> Path:
+    from inference.fetch import fetch_model
+    from inference.models import QWEN_1_5B
+
+    return fetch_model(QWEN_1_5B, show_progress=False)
+
+
+@pytest.fixture(scope="session")
+def embedded(qwen_path):
+    from inference.embedded import EmbeddedBackend
+
+    return EmbeddedBackend(qwen_path, n_ctx=8192)
+
+
+class ScriptedBackend:
+    """Replays fixed replies; records what it was sent. For loop logic only, never as proof of a feature."""
+
+    name = "scripted"
+
+    def __init__(self, replies: list[str]):
+        self.replies = list(replies)
+        self.calls: list[dict] = []
+
+    def complete(self, messages: list[Message], tools=None, sampling: Sampling | None = None, on_text=None) -> Completion:
+        self.calls.append({"messages": [m.model_copy() for m in messages], "tools": tools, "sampling": sampling})
+        text = self.replies.pop(0) if self.replies else "I am done."
+        if on_text:
+            on_text(text)
+        return Completion(text=text, timings=Timings(prompt_tokens=10 * len(messages), completion_tokens=5, predicted_ms=100))
+
+
+@pytest.fixture
+def scripted():
+    return ScriptedBackend

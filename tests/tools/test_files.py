@@ -1,0 +1,113 @@
+"""File tools on real files: ranges, writes, exact edits, listing and search with .gitignore, escapes refused."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tools.base import ToolContext, ToolPolicy
+from tools.files import EditFileTool, ListFilesTool, ReadFileTool, SearchTool, WriteFileTool
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return ToolContext(workspace, ToolPolicy(max_read_lines=3))
+
+
+def test_write_then_read_a_range(ctx):
+    assert not WriteFileTool().invoke({"path": "pkg/a.py", "content": "1\n2\n3\n4\n5"}, ctx).is_error
+    assert (ctx.workspace / "pkg/a.py").read_text() == "1\n2\n3\n4\n5\n"
+    result = ReadFileTool().invoke({"path": "pkg/a.py", "start_line": 2, "end_line": 3}, ctx)
+    assert result.output.endswith("2\n3") and "lines 2-3 of 5" in result.output
+
+
+def test_read_caps_lines_and_says_how_to_get_more(ctx):
+    (ctx.workspace / "long.txt").write_text("\n".join(str(i) for i in range(10)))
+    result = ReadFileTool().invoke({"path": "long.txt"}, ctx)
+    assert "lines 1-3 of 10" in result.output and "lines 4-10 not shown" in result.output
+
+
+def test_read_refuses_binary_and_missing_files(ctx):
+    (ctx.workspace / "blob.bin").write_bytes(b"\x00\x01\x02" * 10)
+    assert "binary" in ReadFileTool().invoke({"path": "blob.bin"}, ctx).output
+    missing = ReadFileTool().invoke({"path": "nope.py"}, ctx)
+    assert missing.is_error and "does not exist" in missing.output
+
+
+def test_edit_replaces_exactly_one_occurrence(ctx):
+    (ctx.workspace / "m.py").write_text("a = 1\nb = 2\n")
+    result = EditFileTool().invoke({"path": "m.py", "old": "b = 2", "new": "b = 3"}, ctx)
+    assert not result.is_error and "line 2" in result.output
+    assert (ctx.workspace / "m.py").read_text() == "a = 1\nb = 3\n"
+
+
+def test_edit_refuses_missing_and_ambiguous_text_helpfully(ctx):
+    (ctx.workspace / "m.py").write_text("x = 1\nx = 1\n    y = 2\n")
+    ambiguous = EditFileTool().invoke({"path": "m.py", "old": "x = 1", "new": "x = 2"}, ctx)
+    assert ambiguous.is_error and "occurs 2 times" in ambiguous.output and "lines 1, 2" in ambiguous.output
+    missing = EditFileTool().invoke({"path": "m.py", "old": "y = 2\nz = 3", "new": "q"}, ctx)
+    assert missing.is_error and "not found" in missing.output and "line 3" in missing.output
+    nothing = EditFileTool().invoke({"path": "m.py", "old": "x = 1", "new": "x = 1"}, ctx)
+    assert nothing.is_error and "identical" in nothing.output
+    assert (ctx.workspace / "m.py").read_text() == "x = 1\nx = 1\n    y = 2\n"
+
+
+def test_edit_miss_on_a_short_file_shows_the_file(ctx):
+    (ctx.workspace / "s.py").write_text("def f():\n    return 1\n")
+    result = EditFileTool().invoke({"path": "s.py", "old": "return 2", "new": "return 3"}, ctx)
+    assert "currently reads" in result.output and "return 1" in result.output
+
+
+def test_list_and_search_respect_gitignore(ctx):
+    ws = ctx.workspace
+    (ws / ".gitignore").write_text("build/\n*.log\n")
+    (ws / "sub").mkdir()
+    (ws / "sub/.gitignore").write_text("secret.txt\n")
+    for name in ["main.py", "app.log", "build/out.py", "sub/keep.py", "sub/secret.txt", ".git/config"]:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("needle\n")
+    listing = ListFilesTool().invoke({}, ctx).output.splitlines()
+    assert listing == [".gitignore", "main.py", "sub/.gitignore", "sub/keep.py"]
+    hits = SearchTool().invoke({"pattern": "need+le"}, ctx).output.splitlines()
+    assert hits == ["main.py:1: needle", "sub/keep.py:1: needle"]
+
+
+def test_search_reports_bad_regex(ctx):
+    result = SearchTool().invoke({"pattern": "("}, ctx)
+    assert result.is_error and "invalid regular expression" in result.output
+
+
+@pytest.mark.parametrize("tool,args", [
+    (ReadFileTool(), {"path": "../outside.txt"}),
+    (ReadFileTool(), {"path": "/etc/passwd"}),
+    (WriteFileTool(), {"path": "../../evil.txt", "content": "x"}),
+    (EditFileTool(), {"path": "link/outside.txt", "old": "a", "new": "b"}),
+    (ReadFileTool(), {"path": "escape.txt"}),
+    (WriteFileTool(), {"path": "link/new.txt", "content": "x"}),
+    (ListFilesTool(), {"path": ".."}),
+    (SearchTool(), {"pattern": "a", "path": "link"}),
+    (WriteFileTool(), {"path": ".git/hooks/pre-commit", "content": "x"}),
+])
+def test_every_path_escape_is_refused(ctx, tool, args):
+    outside = ctx.workspace.parent / "outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "outside.txt").write_text("a")
+    (ctx.workspace.parent / "outside.txt").write_text("a")
+    os.symlink(outside, ctx.workspace / "link")
+    os.symlink(outside / "outside.txt", ctx.workspace / "escape.txt")
+    result = tool.invoke(args, ctx)
+    assert result.is_error
+    assert "outside the workspace" in result.output or "inside .git" in result.output
+    assert (outside / "outside.txt").read_text() == "a" and not (outside / "new.txt").exists()
+
+
+def test_symlinked_file_outside_is_not_listed_or_searched(ctx):
+    secret = ctx.workspace.parent / "secret.txt"
+    secret.write_text("password\n")
+    os.symlink(secret, ctx.workspace / "innocent.txt")
+    (ctx.workspace / "ok.txt").write_text("password\n")
+    assert ListFilesTool().invoke({}, ctx).output == "ok.txt"
+    assert SearchTool().invoke({"pattern": "password"}, ctx).output == "ok.txt:1: password"

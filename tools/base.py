@@ -1,0 +1,116 @@
+"""What a tool is, what it gets, and what it gives back.
+
+A tool never raises into the agent loop for the model's mistakes: bad arguments, missing files and failed
+commands all come back as an error `ToolResult` that tells the model what to fix.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+
+class ToolResult(BaseModel):
+    output: str
+    is_error: bool = False
+
+    @classmethod
+    def error(cls, message: str) -> "ToolResult":
+        return cls(output=message, is_error=True)
+
+
+class ToolError(Exception):
+    """Raised inside a tool for a mistake the model can fix; becomes an error result."""
+
+
+class ToolPolicy(BaseModel):
+    """Limits every tool call obeys."""
+
+    command_timeout: float = 120.0
+    max_output_chars: int = 12_000
+    max_read_lines: int = 400
+
+
+@dataclass
+class ToolContext:
+    workspace: Path
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
+
+    def __post_init__(self) -> None:
+        self.workspace = Path(self.workspace).resolve()
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+    batchable: ClassVar[bool] = False  # True: the caller needs no result before its next call (file writes)
+
+    @abstractmethod
+    def run(self, params: Any, ctx: ToolContext) -> ToolResult: ...
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function schema the model sees."""
+        parameters = self.Params.model_json_schema()
+        parameters.pop("title", None)
+        for prop in parameters.get("properties", {}).values():
+            prop.pop("title", None)
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": parameters}}
+
+    def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate the model's arguments, run, and turn every expected failure into an error result."""
+        try:
+            params = self.Params.model_validate(arguments)
+        except ValidationError as exc:
+            return ToolResult.error(f"invalid arguments for {self.name}: {_explain(exc)}. Expected: {self.signature()}")
+        try:
+            return self.run(params, ctx)
+        except ToolError as exc:
+            return ToolResult.error(str(exc))
+        except (OSError, UnicodeError, ValueError) as exc:
+            return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
+
+    def signature(self) -> str:
+        fields = self.Params.model_fields
+        args = ", ".join(f"{name}{'' if f.is_required() else '?'}" for name, f in fields.items())
+        return f"{self.name}({args})"
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class Toolbox:
+    """The tools one agent may use, by name."""
+
+    def __init__(self, tools: list[Tool]):
+        self._tools = {t.name: t for t in tools}
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self._tools.values()]
+
+    def run(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult.error(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
+        return tool.invoke(arguments, ctx)

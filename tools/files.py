@@ -1,0 +1,178 @@
+"""File tools: read, write, edit by exact replacement, list and search, all confined to the workspace."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from tools.base import Tool, ToolContext, ToolError, ToolResult
+from tools.workspace import iter_files, relative, resolve_inside
+
+BINARY_SNIFF = 8192
+MAX_FILE_BYTES = 2_000_000
+
+
+def read_text(path: Path, shown_as: str) -> str:
+    if not path.exists():
+        raise ToolError(f"{shown_as} does not exist; use list_files to see what is there")
+    if path.is_dir():
+        raise ToolError(f"{shown_as} is a directory; use list_files on it")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ToolError(f"{shown_as} is {size} bytes, too big to read whole; use search or bash (head, sed -n)")
+    data = path.read_bytes()
+    if b"\x00" in data[:BINARY_SNIFF]:
+        raise ToolError(f"{shown_as} is a binary file ({size} bytes); it cannot be shown as text")
+    return data.decode("utf-8", errors="replace")
+
+
+class ReadParams(BaseModel):
+    path: str = Field(description="File path relative to the project root.")
+    start_line: int = Field(default=1, ge=1, description="First line to show (1-based).")
+    end_line: int | None = Field(default=None, ge=1, description="Last line to show (inclusive).")
+
+
+class ReadFileTool(Tool):
+    name = "read_file"
+    description = "Read a text file, optionally a range of lines."
+    Params = ReadParams
+
+    def run(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
+        path = resolve_inside(ctx.workspace, params.path)
+        lines = read_text(path, params.path).splitlines()
+        if not lines:
+            return ToolResult(output=f"{params.path} is empty")
+        start = params.start_line
+        if start > len(lines):
+            raise ToolError(f"{params.path} has only {len(lines)} lines; start_line {start} is past the end")
+        wanted = min(params.end_line or len(lines), len(lines))
+        end = min(wanted, start + ctx.policy.max_read_lines - 1)
+        shown = "\n".join(lines[start - 1 : end])
+        note = "" if end == wanted else f"\n[... lines {end + 1}-{wanted} not shown; ask for them with start_line]"
+        return ToolResult(output=f"{params.path} (lines {start}-{end} of {len(lines)}):\n{shown}{note}")
+
+
+class WriteParams(BaseModel):
+    path: str = Field(description="File path relative to the project root; folders are created.")
+    content: str = Field(description="The complete new file content.")
+
+
+class WriteFileTool(Tool):
+    name = "write_file"
+    description = "Create or overwrite a file with the given complete content."
+    Params = WriteParams
+    batchable = True
+
+    def run(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
+        path = resolve_inside(ctx.workspace, params.path, for_write=True)
+        if path.is_dir():
+            raise ToolError(f"{params.path} is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        content = params.content if params.content.endswith("\n") or not params.content else params.content + "\n"
+        existed = path.exists()
+        path.write_text(content, encoding="utf-8")
+        verb = "overwrote" if existed else "created"
+        return ToolResult(output=f"{verb} {relative(ctx.workspace, path)} ({content.count(chr(10))} lines)")
+
+
+class EditParams(BaseModel):
+    path: str = Field(description="File path relative to the project root.")
+    old: str = Field(description="Exact text to replace; must occur exactly once in the file.")
+    new: str = Field(description="Replacement text.")
+
+
+class EditFileTool(Tool):
+    name = "edit_file"
+    description = "Replace one exact occurrence of `old` with `new` in a file. Include enough context to be unique."
+    Params = EditParams
+
+    def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
+        path = resolve_inside(ctx.workspace, params.path, for_write=True)
+        text = read_text(path, params.path)
+        if not params.old:
+            raise ToolError("`old` is empty; to create or replace a whole file use write_file")
+        if params.old == params.new:
+            raise ToolError("`old` and `new` are identical, so nothing would change; write the changed text in `new`")
+        count = text.count(params.old)
+        if count == 0:
+            raise ToolError(f"`old` text was not found in {params.path}.{_nearest_line_hint(text, params.old)}")
+        if count > 1:
+            lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
+            raise ToolError(
+                f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
+                "include more surrounding lines so it is unique"
+            )
+        path.write_text(text.replace(params.old, params.new, 1), encoding="utf-8")
+        line = text[: text.index(params.old)].count("\n") + 1
+        return ToolResult(output=f"edited {params.path} at line {line}")
+
+
+def _nearest_line_hint(text: str, old: str, show_whole_below: int = 80) -> str:
+    """Help the model retry: point at a line that matches, or show a short file whole."""
+    first = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if first and line.strip() == first:
+            return f" Its first line appears at line {number}; check indentation and the following lines."
+    if text.count("\n") < show_whole_below:
+        return f" `old` must be copied exactly from the file, which currently reads:\n{text}"
+    return " Copy `old` exactly from the file (use read_file to see it)."
+
+
+class ListParams(BaseModel):
+    path: str = Field(default=".", description="Folder to list, relative to the project root.")
+
+
+class ListFilesTool(Tool):
+    name = "list_files"
+    description = "List files under a folder recursively (respects .gitignore)."
+    Params = ListParams
+    max_entries = 300
+
+    def run(self, params: ListParams, ctx: ToolContext) -> ToolResult:
+        folder = resolve_inside(ctx.workspace, params.path)
+        if not folder.is_dir():
+            raise ToolError(f"{params.path} is not a folder")
+        files = [relative(ctx.workspace, p) for p in iter_files(ctx.workspace, folder)]
+        if not files:
+            return ToolResult(output=f"no files under {params.path}")
+        shown = files[: self.max_entries]
+        more = f"\n[... {len(files) - len(shown)} more files]" if len(files) > len(shown) else ""
+        return ToolResult(output="\n".join(shown) + more)
+
+
+class SearchParams(BaseModel):
+    pattern: str = Field(description="Python regular expression searched line by line.")
+    path: str = Field(default=".", description="Folder or file to search in.")
+
+
+class SearchTool(Tool):
+    name = "search"
+    description = "Search files for a regular expression (respects .gitignore); returns path:line: text."
+    Params = SearchParams
+    max_matches = 100
+
+    def run(self, params: SearchParams, ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(params.pattern)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression {params.pattern!r}: {exc}") from None
+        root = resolve_inside(ctx.workspace, params.path)
+        candidates = [root] if root.is_file() else iter_files(ctx.workspace, root)
+        matches: list[str] = []
+        for file in candidates:
+            try:
+                text = read_text(file, relative(ctx.workspace, file))
+            except ToolError:
+                continue  # binary or huge files are skipped
+            for number, line in enumerate(text.splitlines(), start=1):
+                if regex.search(line):
+                    matches.append(f"{relative(ctx.workspace, file)}:{number}: {line[:300]}")
+                    if len(matches) >= self.max_matches:
+                        return ToolResult(output="\n".join(matches) + "\n[... more matches not shown; narrow the search]")
+        return ToolResult(output="\n".join(matches) if matches else f"no matches for {params.pattern!r}")
+
+
+def file_tools() -> list[Tool]:
+    return [ReadFileTool(), WriteFileTool(), EditFileTool(), ListFilesTool(), SearchTool()]

@@ -1,0 +1,73 @@
+"""Confine paths to the workspace, and walk it the way git sees it (.gitignore respected)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import pathspec
+
+from tools.base import ToolError
+
+ALWAYS_SKIPPED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".venv"}
+
+
+def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Path:
+    """Resolve `path` (relative to the workspace, or absolute) following symlinks; refuse anything outside."""
+    if not path or "\x00" in path:
+        raise ToolError("path is empty or contains a NUL byte")
+    candidate = Path(path).expanduser()
+    resolved = (candidate if candidate.is_absolute() else workspace / candidate).resolve()
+    if resolved != workspace and workspace not in resolved.parents:
+        raise ToolError(f"path {path!r} is outside the workspace ({workspace}); use a path inside it")
+    if for_write and ".git" in resolved.relative_to(workspace).parts:
+        raise ToolError(f"refusing to write inside .git ({path!r}); use git commands to change the repository")
+    return resolved
+
+
+def relative(workspace: Path, path: Path) -> str:
+    return path.relative_to(workspace).as_posix() or "."
+
+
+def iter_files(workspace: Path, start: Path) -> Iterator[Path]:
+    """Files under `start`, sorted, skipping what .gitignore files (at any level) and ALWAYS_SKIPPED exclude."""
+    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    for ancestor in reversed([start, *start.parents]):
+        if ancestor == workspace or workspace in ancestor.parents:
+            _load_gitignore(ancestor, specs)
+    yield from _walk(workspace, start, specs)
+
+
+def _load_gitignore(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> None:
+    ignore_file = folder / ".gitignore"
+    if ignore_file.is_file():
+        lines = ignore_file.read_text(errors="replace").splitlines()
+        specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        if spec.match_file(rel):
+            return True
+    return False
+
+
+def _walk(workspace: Path, folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> Iterator[Path]:
+    local = list(specs)
+    if folder not in [base for base, _ in specs]:
+        _load_gitignore(folder, local)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if entry.name in ALWAYS_SKIPPED or _ignored(path, is_dir, local):
+            continue
+        if is_dir:
+            yield from _walk(workspace, path, local)
+        elif entry.is_file() and (not entry.is_symlink() or workspace in path.resolve().parents):
+            yield path
