@@ -24,32 +24,23 @@ TEXT_FORMAT = """\
 How to call a tool: write its XML form. Parameter values are written raw, exactly as they should be:
 no quotes, no escaping, code exactly as it should appear in the file.
 
-Example, for a different task ("a stack class with tests"):
+Example, for a different task ("a module with an area function, with tests"):
 I will create the module and its test, then run the tests.
 <write_file>
-<path>stack.py</path>
+<path>geometry.py</path>
 <content>
-class Stack:
-    def __init__(self):
-        self.items = []
-
-    def push(self, item):
-        self.items.append(item)
-
-    def pop(self):
-        return self.items.pop()
+def rectangle_area(width, height):
+    return width * height
 </content>
 </write_file>
 <write_file>
-<path>test_stack.py</path>
+<path>test_geometry.py</path>
 <content>
-from stack import Stack
+from geometry import rectangle_area
 
 
-def test_push_then_pop():
-    stack = Stack()
-    stack.push(1)
-    assert stack.pop() == 1
+def test_rectangle_area():
+    assert rectangle_area(2, 3) == 6
 </content>
 </write_file>
 <bash>
@@ -58,7 +49,7 @@ def test_push_then_pop():
 
 Then, once the observation shows the tests pass:
 <finish>
-<summary>Added Stack with push and pop; 1 test passes.</summary>
+<summary>Added rectangle_area in geometry.py; 1 test passes.</summary>
 </finish>"""
 
 

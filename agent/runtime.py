@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 from pathlib import Path
 from typing import Callable
 
@@ -19,6 +20,12 @@ from tools.files import file_tools
 from tools.shell import BashTool
 
 _embedded_cache: dict[tuple[str, int], EmbeddedBackend] = {}
+
+
+@atexit.register
+def _close_embedded() -> None:
+    while _embedded_cache:
+        _embedded_cache.popitem()[1].close()
 
 
 def open_backend(config: Config) -> ChatBackend:

@@ -46,6 +46,10 @@ class EmbeddedBackend:
         self.name = f"embedded:{Path(model_path).name}"
         self.n_ctx = n_ctx
 
+    def close(self) -> None:
+        """Free the model now (llama-cpp-python's own finaliser fails noisily at interpreter exit)."""
+        self.llm.close()
+
     def prompt_tokens(self, messages: list[Message]) -> list[int]:
         rendered = self.formatter(messages=[m.to_openai() for m in messages])
         return self.llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)

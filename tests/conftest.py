@@ -22,7 +22,9 @@ def qwen_path() -> Path:
 def embedded(qwen_path):
     from inference.embedded import EmbeddedBackend
 
-    return EmbeddedBackend(qwen_path, n_ctx=8192)
+    backend = EmbeddedBackend(qwen_path, n_ctx=8192)
+    yield backend
+    backend.close()
 
 
 class ScriptedBackend:

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One entry point that does all set-up, then runs what you asked for:
+#   ./dev.sh agent <args...>   set up, then run the `agent` CLI (e.g. `agent new-project ...`)
+#   ./dev.sh test [pytest args] set up, then run the whole test suite
+# Set-up is idempotent and cached: a virtual environment in .venv, llama-cpp-python compiled once (pip's
+# wheel cache), models fetched once into the user cache (~/.cache/dflash-agent), verified by sha256.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+
+setup() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
+    "$PYTHON" -m venv "$VENV"
+  fi
+  # Skip pip when pyproject.toml has not changed since the last successful install.
+  local stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+  if [ ! -f "$stamp" ]; then
+    echo "==> installing dflash-agent and its dependencies (llama-cpp-python compiles once: a few minutes)" >&2
+    "$VENV/bin/python" -m pip install --quiet -e '.[test]' >&2
+    rm -f "$VENV"/.installed-* && touch "$stamp"
+  fi
+  echo "==> fetching the default model (cached after the first time)" >&2
+  "$VENV/bin/agent" models pull qwen2.5-coder-1.5b >&2
+}
+
+case "${1:-}" in
+  agent)
+    shift
+    setup
+    exec "$VENV/bin/agent" "$@"
+    ;;
+  test)
+    shift
+    setup
+    exec "$VENV/bin/python" -m pytest "$@"
+    ;;
+  *)
+    echo "usage: ./dev.sh agent <agent args...> | ./dev.sh test [pytest args...]" >&2
+    exit 64
+    ;;
+esac

@@ -1,0 +1,70 @@
+"""End to end: the real embedded model builds and changes projects through the tools. The assertions check
+what it produced (files, their behaviour, git history), independently of what the agent reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import git
+import pytest
+
+from agent.config import Config
+from agent.workflows import new_project, run_task
+
+pytestmark = pytest.mark.model
+
+CONFIG = Config(n_ctx=8192, max_steps=12)
+
+
+def load_module(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_new_project_builds_tested_code_and_commits_it(tmp_path, qwen_path):
+    target = tmp_path / "temps"
+    result = new_project(
+        target,
+        "A Python module temperature.py with functions c_to_f(celsius) and f_to_c(fahrenheit), with pytest tests.",
+        CONFIG,
+    )
+    module = load_module(target / "temperature.py")
+    assert module.c_to_f(100) == pytest.approx(212)
+    assert module.f_to_c(32) == pytest.approx(0)
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=target,
+                           capture_output=True, text=True)
+    assert tests.returncode == 0, tests.stdout
+    repo = git.Repo(target)
+    committed = {item.path for item in repo.head.commit.tree.traverse()}
+    assert {"temperature.py", ".gitignore"} <= committed and any(p.startswith("test_") for p in committed)
+    assert not repo.is_dirty(untracked_files=True)
+    assert result.run.status == "finished" and result.tests and result.tests.passed
+    assert result.run.stats.cache_reuse > 0.5, "turns after the first must reuse the KV cache"
+
+
+def test_run_cli_changes_an_existing_repo_and_prints_json(tmp_path, qwen_path):
+    repo_dir = tmp_path / "shop"
+    repo_dir.mkdir()
+    (repo_dir / "prices.py").write_text("def total(prices):\n    return sum(prices)\n")
+    repo = git.Repo.init(repo_dir)
+    repo.index.add(["prices.py"])
+    repo.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    env = dict(os.environ, DFLASH_AGENT_N_CTX="8192", DFLASH_AGENT_MAX_STEPS="10")
+    agent = os.path.join(os.path.dirname(sys.executable), "agent")
+    task = ("In prices.py add a function with_tax(prices, rate) that returns total(prices) * (1 + rate). "
+            "Check it with: python -c \"from prices import with_tax; print(with_tax([10, 20], 0.5))\"")
+    proc = subprocess.run([agent, "run", task, "--repo", str(repo_dir), "--json"], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    module = load_module(repo_dir / "prices.py")
+    assert module.with_tax([10, 20], 0.5) == pytest.approx(45)
+    assert module.total([1, 2]) == 3
+    assert "prices.py" in report["files"] and "prices.py" in report["diff_stat"]
+    assert report["run"]["stats"]["steps"] >= 1 and os.path.exists(report["transcript"])

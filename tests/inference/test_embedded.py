@@ -1,0 +1,50 @@
+"""The embedded backend on the real Qwen2.5-Coder-1.5B model: streaming, timings, and KV-cache reuse."""
+
+from __future__ import annotations
+
+import pytest
+
+from inference.backend import BackendError, Message, Sampling
+
+pytestmark = pytest.mark.model
+
+
+def test_streams_real_code_and_reports_timings(embedded):
+    streamed: list[str] = []
+    messages = [
+        Message(role="system", content="You are a coding assistant. Answer with code only."),
+        Message(role="user", content="Write a Python function add(a, b) that returns a + b."),
+    ]
+    completion = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=60), on_text=streamed.append)
+    assert "def add(a, b)" in completion.text
+    assert "".join(streamed) == completion.text and len(streamed) > 3
+    t = completion.timings
+    assert 0 < t.completion_tokens <= 60 and t.prompt_tokens > 20
+    assert t.tokens_per_second > 1 and t.predicted_ms > 0
+
+
+def test_second_turn_reuses_the_cached_prefix(embedded):
+    messages = [
+        Message(role="system", content="You are a terse assistant."),
+        Message(role="user", content="Name one prime number greater than 10."),
+    ]
+    first = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=20))
+    messages += [first.as_message(), Message(role="user", content="And one more?")]
+    second = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=20))
+    t = second.timings
+    # everything up to the new user turn (system, first question, the model's own reply) comes from cache
+    assert t.cached_prompt_tokens >= first.timings.prompt_tokens + first.timings.completion_tokens - 2
+    assert t.processed_prompt_tokens < 20
+
+
+def test_context_overflow_is_a_clear_error(embedded):
+    huge = Message(role="user", content="word " * 9000)
+    with pytest.raises(BackendError, match="context holds 8192"):
+        embedded.complete([huge], sampling=Sampling(max_tokens=8))
+
+
+def test_missing_model_file_names_the_fix(tmp_path):
+    from inference.embedded import EmbeddedBackend
+
+    with pytest.raises(BackendError, match="agent models pull"):
+        EmbeddedBackend(tmp_path / "absent.gguf")
