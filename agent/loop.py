@@ -19,6 +19,11 @@ NO_CALL_NUDGE = (
     "shown in the instructions (for example <bash><command>ls</command></bash>), or call finish if the task is done."
 )
 
+REPEAT_HELP = (
+    "You are repeating a reply that did not work. Do something different: read the file with read_file, "
+    "or rewrite the whole file with write_file, fixing the cause of the last error."
+)
+
 
 class FinishParams(BaseModel):
     summary: str = Field(description="What was done and how it was verified.")
@@ -112,6 +117,8 @@ class Agent:
                 if stuck > self.max_repeats:
                     return self._end("stuck", f"the model repeated itself {stuck} times; rephrase the task", stats, started)
                 sampling = sampling.model_copy(update={"temperature": min(sampling.temperature + 0.3, 1.0), "seed": step})
+                if stuck == 2:  # resampling alone did not help: change the context
+                    self._append(messages, Message(role="user", content=REPEAT_HELP))
                 continue
             stuck, sampling = 0, self.sampling
             self._append(messages, completion.as_message())

@@ -84,15 +84,16 @@ class EndpointBackend:
         first_at: float | None = None
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
-        finish_reason, usage, server_timings = None, None, None
+        finish_reason, usage, server_timings, deltas = None, None, None, 0
         for chunk in self.client.chat.completions.create(**request):
             extra = chunk.model_extra or {}
             server_timings = extra.get("timings", server_timings)
             usage = chunk.usage or usage
             for choice in chunk.choices:
                 delta = choice.delta
-                if first_at is None and (delta.content or delta.tool_calls):
-                    first_at = time.perf_counter()
+                if delta.content or delta.tool_calls:
+                    deltas += 1
+                    first_at = first_at or time.perf_counter()
                 if delta.content:
                     text.append(delta.content)
                     if on_text:
@@ -109,12 +110,13 @@ class EndpointBackend:
             text="".join(text),
             tool_calls=[ToolCallRequest(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"]) for i, c in sorted(calls.items())],
             finish_reason=finish_reason,
-            timings=_timings(server_timings, usage, started, first_at or ended, ended),
+            timings=_timings(server_timings, usage, deltas, started, first_at or ended, ended),
         )
 
 
-def _timings(server: dict | None, usage: Any, started: float, first_at: float, ended: float) -> Timings:
-    """Prefer the server's own measurements (llama-server `timings`); fall back to usage and wall clock."""
+def _timings(server: dict | None, usage: Any, deltas: int, started: float, first_at: float, ended: float) -> Timings:
+    """Prefer the server's own measurements (llama-server `timings`); else usage and the wall clock; a server
+    that sends no usage while streaming gets its completion tokens estimated as one per streamed delta."""
     if server:
         cached = int(server.get("cache_n", 0))
         return Timings(
@@ -130,7 +132,7 @@ def _timings(server: dict | None, usage: Any, started: float, first_at: float, e
     return Timings(
         prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         cached_prompt_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        completion_tokens=(getattr(usage, "completion_tokens", 0) or 0) if usage else deltas,
         prompt_ms=(first_at - started) * 1000,
         predicted_ms=(ended - first_at) * 1000,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent.loop import NO_CALL_NUDGE, Agent
+from agent.loop import NO_CALL_NUDGE, REPEAT_HELP, Agent
 from agent.session import Transcript, load_messages
 from inference.backend import BackendError
 from tools.base import ToolContext
@@ -92,13 +92,15 @@ def test_finish_refused_while_verify_fails(scripted, tmp_path):
 
 
 def test_repeated_replies_are_discarded_then_the_run_stops_stuck(scripted, tmp_path):
-    backend = scripted([RUN] * 6)
+    backend = scripted([RUN] * 12)
     result = make_agent(backend, tmp_path, max_repeats=2).run("task")
     assert result.status == "stuck"
-    # the second RUN answers a new observation and is kept; the third answers the same one again: a loop
-    assert sum(m.role == "assistant" for m in backend.calls[-1]["messages"]) == 2
+    # the second RUN answers a new observation and is kept; the third answers the same one again: a loop,
+    # discarded and resampled hotter; when that repeats too, a message changes the context
     temperatures = [c["sampling"].temperature for c in backend.calls]
-    assert temperatures[1] == temperatures[2] < temperatures[3] < temperatures[4]
+    assert temperatures[1] == temperatures[2] < temperatures[3]
+    assert REPEAT_HELP in [m.content for m in backend.calls[4]["messages"]]
+    assert all(m.content.count("<bash>") <= 1 for m in backend.calls[-1]["messages"] if m.role == "assistant")
 
 
 def test_backend_error_ends_the_run_with_its_message(tmp_path):
