@@ -100,9 +100,6 @@ class Toolbox:
     def __contains__(self, name: str) -> bool:
         return name in self._tools
 
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
-
     def names(self) -> list[str]:
         return list(self._tools)
 

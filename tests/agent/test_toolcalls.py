@@ -132,7 +132,8 @@ def test_system_prompt_lists_every_tool_in_xml_form():
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(list("<>/{}[]\":,`\n abcxyz") + ["<bash>", "</bash>", "<tool_call>", "```json\n", "<content>", "<write_file>", "</write_file>", '"name": "bash"']), max_size=60).map("".join))
 def test_parser_never_raises_on_arbitrary_text(text):
-    result = parse_text(text, TOOLBOX)
+    result = parse_text(text, TOOLBOX)  # must not raise
     for call in result.calls:
-        assert call.name in TOOLBOX or isinstance(call.name, str)
+        assert call.name and isinstance(call.arguments, dict)
         json.dumps(call.arguments)
+    assert all(error.strip() for error in result.errors)
