@@ -14,21 +14,25 @@ from agent.config import ConfigError, load_config
 from inference.backend import BackendError
 from inference.fetch import FetchError, cached_model, fetch_model
 from inference.models import CATALOG, get_model
+from inference.server import ServerError
 
 app = typer.Typer(help="dflash-agent: a local coding agent on your own machine.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
 models_app = typer.Typer(help="List and fetch models from the catalog.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
+engine_app = typer.Typer(help="Build and inspect llama-server engines (BeeLlama.cpp, upstream llama.cpp).", no_args_is_help=True)
+app.add_typer(engine_app, name="engine")
 err = Console(stderr=True)
 
 ModelOpt = typer.Option(None, "--model", "-m", help="Catalog model for the embedded backend (see `agent models list`).")
 EndpointOpt = typer.Option(None, "--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")
 StepsOpt = typer.Option(None, "--max-steps", help="Stop after this many model turns.")
+ProfileOpt = typer.Option(None, "--profile", help="Start llama-server with this profile for the run (see `agent serve --list`).")
 JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout (progress stays on stderr).")
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -38,7 +42,7 @@ def _workflow(fn, target: Path, text: str, overrides: dict, as_json: bool) -> No
     try:
         config = load_config(target if target.exists() else None, overrides)
         result = fn(target, text, config, TerminalEvents(err))
-    except (ConfigError, FetchError, BackendError, ValueError) as exc:
+    except (ConfigError, FetchError, BackendError, ServerError, ValueError) as exc:
         _fail(str(exc))
     if as_json:
         typer.echo(json.dumps(result.model_dump(), indent=2))
@@ -54,13 +58,14 @@ def new_project_cmd(
     prompt: str = typer.Option(..., "--prompt", "-p", help="What to build."),
     model: Optional[str] = ModelOpt,
     endpoint: Optional[str] = EndpointOpt,
+    profile: Optional[str] = ProfileOpt,
     max_steps: Optional[int] = StepsOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Create a folder, git-init it, let the agent build the project, run its tests and commit."""
     from agent.workflows import new_project
 
-    _workflow(new_project, directory, prompt, dict(model=model, endpoint=endpoint, max_steps=max_steps), as_json)
+    _workflow(new_project, directory, prompt, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps), as_json)
 
 
 @app.command("run")
@@ -69,13 +74,14 @@ def run_cmd(
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository to work in."),
     model: Optional[str] = ModelOpt,
     endpoint: Optional[str] = EndpointOpt,
+    profile: Optional[str] = ProfileOpt,
     max_steps: Optional[int] = StepsOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Run one task headless on an existing repository; changes stay in the working tree."""
     from agent.workflows import run_task
 
-    _workflow(run_task, repo, task, dict(model=model, endpoint=endpoint, max_steps=max_steps), as_json)
+    _workflow(run_task, repo, task, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps), as_json)
 
 
 @models_app.command("list")
@@ -102,6 +108,137 @@ def models_pull(
     except (KeyError, FetchError, ConfigError) as exc:
         _fail(str(exc).strip("'\""))
     typer.echo(str(path))
+
+
+@engine_app.command("build")
+def engine_build(
+    source: str = typer.Option("beellama", "--source", "-s",
+                               help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder."),
+    ref: Optional[str] = typer.Option(None, "--ref", help="Git tag, branch or commit (git sources)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="cpu, cuda or metal (default: detected)."),
+    cuda_arch: Optional[str] = typer.Option(None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (default: all cores)."),
+    force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
+) -> None:
+    """Build llama-server from source (cached by source commit and options) and print what it can do."""
+    from inference.engine import EngineBuildError, EngineSource, build_engine, detect_build_options
+
+    try:
+        engine = build_engine(EngineSource.parse(source, ref), detect_build_options(backend, cuda_arch), jobs=jobs, force=force)
+    except EngineBuildError as exc:
+        _fail(str(exc))
+    caps = engine.capabilities
+    typer.echo(f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
+               f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}")
+
+
+@engine_app.command("list")
+def engine_list() -> None:
+    """Show the cached engine builds and their capabilities."""
+    from inference.engine import list_engines
+
+    table = Table("key", "source", "backend", "version", "DFlash", "built in")
+    for engine in list_engines():
+        table.add_row(engine.key, f"{engine.source}\n{engine.commit[:16]}", engine.options.backend, engine.version,
+                      engine.capabilities.dflash_dialect, f"{engine.build_seconds:.0f}s")
+    Console().print(table)
+
+
+@app.command("serve")
+def serve(
+    profile: str = typer.Option("qwen-cpu", "--profile", "-p", help="Launch recipe (see --list)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port (default: a free one)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."),
+    engine_key: Optional[str] = typer.Option(None, "--engine", help="Engine build key (default: newest that fits)."),
+    background: bool = typer.Option(False, "--background", help="Start, print the URL and return."),
+    status: bool = typer.Option(False, "--status", help="Show the background server."),
+    stop: bool = typer.Option(False, "--stop", help="Stop the background server."),
+    list_profiles: bool = typer.Option(False, "--list", help="List the profiles and exit."),
+    print_args: bool = typer.Option(False, "--print-args", help="Print the llama-server command and exit."),
+) -> None:
+    """Run llama-server from a profile as a managed process (127.0.0.1, free port, health-checked)."""
+    import time as _time
+
+    from agent.config import user_config_path
+    from inference.profiles import ProfileError, get_profile, load_profiles
+    from inference import server as srv
+
+    if status or stop:
+        state, alive = srv.background_status()
+        if stop:
+            stopped = srv.stop_background()
+            typer.echo(f"stopped {stopped.url} ({stopped.profile})" if stopped else "no background server")
+        elif state:
+            typer.echo(srv.dump_state(state) + f"\nalive: {alive}")
+        else:
+            typer.echo("no background server")
+        return
+    try:
+        profiles = load_profiles(user_config_path())
+        if list_profiles:
+            for p in profiles.values():
+                typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
+            return
+        chosen = get_profile(profile, profiles)
+        managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
+        if print_args:
+            typer.echo(" ".join(managed.argv()))
+            return
+        err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
+        managed.start(detach=background)
+    except (ProfileError, ServerError, FetchError) as exc:
+        _fail(str(exc))
+    typer.echo(managed.url)
+    if background:
+        return
+    err.print(f"serving {chosen.name} at {managed.url}; Ctrl-C to stop")
+    try:
+        while managed.alive():
+            _time.sleep(0.5)
+        _fail(f"llama-server exited (code {managed.process.returncode}); log: {managed.log_path}")
+    except KeyboardInterrupt:
+        err.print("stopping ...")
+    finally:
+        managed.stop()
+
+
+@app.command("doctor")
+def doctor() -> None:
+    """Hardware, engine builds, cached models, and which profiles can run here (and why not)."""
+    from agent.config import user_config_path
+    from inference.engine import list_engines
+    from inference.hardware import Hardware
+    from inference.profiles import ProfileError, load_profiles
+    from inference.server import check_fits, choose_engine
+
+    hw = Hardware.detect()
+    console = Console()
+    console.print(f"[bold]machine[/bold]  {hw.cores} cores, {hw.ram_available / 1e9:.1f} of {hw.ram_total / 1e9:.1f} GB RAM "
+                  f"available, nvcc: {hw.nvcc or 'not found'}")
+    for gpu in hw.gpus or []:
+        console.print(f"  GPU {gpu.name} (sm {gpu.compute_cap}): {gpu.memory_free / 1e9:.1f} of {gpu.memory_total / 1e9:.1f} GB free")
+    if not hw.gpus:
+        console.print("  no NVIDIA GPU found (nvidia-smi)")
+    engines = list_engines()
+    console.print(f"[bold]engines[/bold]  {len(engines) or 'none built: `agent engine build`'}")
+    for e in engines:
+        console.print(f"  {e.key} {e.source} {e.options.backend}, DFlash: {e.capabilities.dflash_dialect}, "
+                      f"spec types: {', '.join(e.capabilities.spec_types)}")
+    console.print("[bold]models[/bold]")
+    for spec in CATALOG.values():
+        console.print(f"  {spec.id:22} {'cached' if cached_model(spec) else 'not downloaded'}")
+    console.print("[bold]profiles[/bold]")
+    for p in load_profiles(user_config_path()).values():
+        try:
+            engine = choose_engine(p)
+            missing = [m for m in p.models() if not cached_model(get_model(m))]
+            if missing:
+                raise ProfileError(f"models not downloaded: {', '.join(missing)} (`agent models pull NAME`)")
+            check_fits(p, {m: cached_model(get_model(m)) for m in p.models()})
+            console.print(f"  [green]ok[/green]   {p.name} (engine {engine.key})")
+        except ProfileError as exc:
+            console.print(f"  [red]no[/red]   {p.name}: {str(exc).splitlines()[0]}", highlight=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,8 @@ class ConfigError(ValueError):
 class Config(BaseModel):
     model: str = DEFAULT_MODEL  # catalog id used by the embedded backend
     endpoint: str | None = None  # an OpenAI-compatible base URL; replaces the embedded backend
+    profile: str | None = None  # start llama-server with this profile for the run (see `agent serve`)
+    engine: str | None = None  # engine build key for profiles; default: the newest build that fits
     api_key: str | None = None  # for the endpoint; never passed to tools
     protocol: Literal["text", "native"] = "text"
     n_ctx: int = 16384

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import atexit
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
-from agent.config import Config
+from agent.config import Config, user_config_path
 from agent.loop import Agent, AgentEvents
 from agent.session import Transcript
 from agent.toolcalls import PROTOCOLS
@@ -15,6 +16,8 @@ from inference.embedded import EmbeddedBackend
 from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
 from inference.models import get_model
+from inference.profiles import get_profile, load_profiles
+from inference.server import ManagedServer, choose_engine
 from tools.base import Tool, ToolContext, ToolPolicy
 from tools.files import file_tools
 from tools.shell import BashTool
@@ -28,10 +31,21 @@ def _close_embedded() -> None:
         _embedded_cache.popitem()[1].close()
 
 
-def open_backend(config: Config) -> ChatBackend:
-    """The endpoint when one is configured, else the embedded model (fetched on first use, loaded once)."""
+@contextmanager
+def backend_session(config: Config) -> Iterator[ChatBackend]:
+    """The backend for one run: a given endpoint, a llama-server started from a profile (stopped after),
+    or the embedded model (fetched on first use, loaded once per process)."""
     if config.endpoint:
-        return EndpointBackend(config.endpoint, api_key=config.api_key)
+        yield EndpointBackend(config.endpoint, api_key=config.api_key)
+    elif config.profile:
+        profile = get_profile(config.profile, load_profiles(user_config_path()))
+        with ManagedServer(choose_engine(profile, config.engine), profile) as server:
+            yield EndpointBackend(server.url)
+    else:
+        yield embedded_backend(config)
+
+
+def embedded_backend(config: Config) -> EmbeddedBackend:
     key = (config.model, config.n_ctx)
     if key not in _embedded_cache:
         path = fetch_model(get_model(config.model), source_order=config.model_sources, offline=config.offline)

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from agent import repo as gitrepo
 from agent.config import Config
 from agent.loop import AgentEvents, RunResult
-from agent.runtime import build_agent, open_backend
+from agent.runtime import backend_session, build_agent
 from agent.session import Transcript, new_transcript_path
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
@@ -83,8 +83,9 @@ def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents |
     transcript = Transcript(path)
     transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}))
     try:
-        agent = build_agent(config, open_backend(config), workspace, transcript=transcript, events=events, verify=verify)
-        return agent.run(task), path
+        with backend_session(config) as backend:
+            agent = build_agent(config, backend, workspace, transcript=transcript, events=events, verify=verify)
+            return agent.run(task), path
     finally:
         transcript.close()
 

@@ -27,6 +27,15 @@ def embedded(qwen_path):
     backend.close()
 
 
+@pytest.fixture(scope="session")
+def engine():
+    """llama-server built from the upstream tree in the llama-cpp-python sdist: compiled once per machine
+    (about 7 minutes on 2 cores), then served from the engine cache."""
+    from inference.engine import BuildOptions, EngineSource, build_engine
+
+    return build_engine(EngineSource.parse("pypi-sdist"), BuildOptions(backend="cpu"), show_progress=False)
+
+
 class ScriptedBackend:
     """Replays fixed replies; records what it was sent. For loop logic only, never as proof of a feature."""
 

@@ -1,0 +1,317 @@
+"""Build llama-server (BeeLlama.cpp by default) from source, cached by (source commit, build options).
+
+Sources: a git URL at a ref (BeeLlama.cpp pinned, upstream llama.cpp, any other), a local source tree, or the
+upstream tree vendored in the llama-cpp-python sdist on PyPI (works where GitHub is unreachable). Every kind
+ends as a local tree that goes through the same configure-and-build path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from inference.paths import cache_dir
+
+BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
+BEELLAMA_TAG = "v0.2.0"  # first release with Gemma 4 DFlash; speaks `--spec-type dflash` + `--spec-dflash-cross-ctx`
+UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
+SDIST_VERSION = "0.3.36"
+SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
+
+
+class EngineBuildError(RuntimeError):
+    """The engine could not be built; the message names the cause and the fix (and the log)."""
+
+
+class EngineSource(BaseModel):
+    kind: Literal["git", "local", "pypi-sdist"]
+    location: str  # URL, folder, or llama-cpp-python version
+    ref: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str, ref: str | None = None) -> "EngineSource":
+        """`beellama`, `upstream`, `pypi-sdist[==VERSION]`, a git URL, or a local folder."""
+        if spec == "beellama":
+            return cls(kind="git", location=BEELLAMA_URL, ref=ref or BEELLAMA_TAG)
+        if spec == "upstream":
+            return cls(kind="git", location=UPSTREAM_URL, ref=ref or "master")
+        if spec.startswith("pypi-sdist"):
+            return cls(kind="pypi-sdist", location=spec.partition("==")[2] or SDIST_VERSION)
+        if re.match(r"^(https?|git|ssh)://|^git@", spec):
+            return cls(kind="git", location=spec, ref=ref)
+        path = Path(spec).expanduser().resolve()
+        if not (path / "CMakeLists.txt").is_file():
+            raise EngineBuildError(f"{spec} is not a llama.cpp source tree (no CMakeLists.txt there)")
+        return cls(kind="local", location=str(path))
+
+    def describe(self) -> str:
+        return f"{self.kind}:{self.location}" + (f"@{self.ref}" if self.ref else "")
+
+
+class BuildOptions(BaseModel):
+    backend: Literal["cpu", "cuda", "metal"] = "cpu"
+    cuda_arch: str | None = None  # e.g. "89" (RTX 4090), "86" (3090), "90" (H100/H200)
+
+    def cmake_args(self) -> list[str]:
+        # static: one self-contained binary that still runs after the build folder is gone
+        args = ["-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_WEBUI=OFF", "-DGGML_NATIVE=ON"]
+        if self.backend == "cuda":
+            args += ["-DGGML_CUDA=ON", "-DGGML_CUDA_FA=ON", "-DGGML_CUDA_FA_ALL_QUANTS=ON"]
+            if self.cuda_arch:
+                args.append(f"-DCMAKE_CUDA_ARCHITECTURES={self.cuda_arch}")
+        elif self.backend == "metal":
+            args.append("-DGGML_METAL=ON")
+        return args
+
+
+class Capabilities(BaseModel):
+    """What a llama-server binary accepts, read from its `--help` (never guessed)."""
+
+    flags: list[str] = Field(default_factory=list)
+    spec_types: list[str] = Field(default_factory=list)
+    cache_types: list[str] = Field(default_factory=list)
+
+    def has(self, flag: str) -> bool:
+        return flag in self.flags
+
+    @property
+    def dflash_dialect(self) -> Literal["beellama", "upstream", "none"]:
+        if "dflash" in self.spec_types and self.has("--spec-dflash-cross-ctx"):
+            return "beellama"
+        if "draft-dflash" in self.spec_types:
+            return "upstream"
+        return "none"
+
+
+class Engine(BaseModel):
+    key: str
+    source: str
+    commit: str
+    options: BuildOptions
+    binary: Path
+    version: str
+    capabilities: Capabilities
+    build_seconds: float
+
+
+def parse_help(text: str) -> Capabilities:
+    flags = sorted(set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", text)))
+    spec_types: list[str] = []
+    cache_types: list[str] = []
+    for block in re.split(r"\n(?=\S|\s{0,4}-)", text):
+        if "--spec-type" in block:
+            spec_types = _choices(block, "--spec-type") or spec_types
+        if "--cache-type-k" in block:
+            cache_types = _choices(block, "--cache-type-k") or cache_types
+    return Capabilities(flags=flags, spec_types=spec_types, cache_types=cache_types)
+
+
+def _choices(block: str, flag: str) -> list[str]:
+    """Values listed as `FLAG a,b,c`, `[a|b|c]`, `{a,b}` or `allowed values: a, b` in one option's help."""
+    listed = rf"{re.escape(flag)}\s+\[?([\w.-]+(?:[|,][\w.-]+)+)\]?"
+    for pattern in (listed, r"\[([\w.-]+(?:\|[\w.-]+)+)\]", r"\{([\w.-]+(?:,\s*[\w.-]+)+)\}"):
+        if found := re.search(pattern, block):
+            return [v.strip() for v in re.split(r"[|,]", found.group(1))]
+    if found := re.search(r"(?:allowed values|values|one of)[^:]*:\s*([\w.-]+(?:,\s*[\w.-]+)+)", block, re.I):
+        return [v.strip() for v in found.group(1).split(",")]
+    return []
+
+
+def probe(binary: Path) -> tuple[str, Capabilities]:
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{binary.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+    help_run = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60, env=env)
+    if help_run.returncode != 0:
+        raise EngineBuildError(f"{binary} --help failed ({help_run.returncode}): {help_run.stderr[-500:]}")
+    version_run = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, env=env)
+    version = next((ln for ln in (version_run.stderr + version_run.stdout).splitlines() if "version" in ln), "unknown")
+    return version.strip(), parse_help(help_run.stdout + help_run.stderr)
+
+
+def detect_build_options(backend: str | None = None, cuda_arch: str | None = None) -> BuildOptions:
+    """CUDA when nvcc and a GPU are present (arch from nvidia-smi), Metal on macOS, else CPU."""
+    if backend is None:
+        if shutil.which("nvcc") and shutil.which("nvidia-smi"):
+            backend = "cuda"
+        elif sys.platform == "darwin" and platform.machine() == "arm64":
+            backend = "metal"
+        else:
+            backend = "cpu"
+    if backend == "cuda":
+        if not shutil.which("nvcc"):
+            raise EngineBuildError("CUDA build requested but nvcc is not on PATH; install the CUDA toolkit or build for cpu")
+        cuda_arch = cuda_arch or _gpu_compute_capability()
+    return BuildOptions(backend=backend, cuda_arch=cuda_arch)
+
+
+def _gpu_compute_capability() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out[0].replace(".", "") if out else None
+
+
+# ---------------------------------------------------------------- sources
+
+
+def engines_dir() -> Path:
+    return cache_dir() / "engines"
+
+
+def resolve_source(source: EngineSource) -> tuple[Path, str]:
+    """A local source tree for `source`, and the identity of its contents (commit or content hash)."""
+    if source.kind == "local":
+        tree = Path(source.location)
+        return tree, _tree_identity(tree)
+    if source.kind == "pypi-sdist":
+        tree = _sdist_tree(source.location)
+        return tree, _tree_identity(tree)
+    return _git_checkout(source)
+
+
+def _git_checkout(source: EngineSource) -> tuple[Path, str]:
+    import git
+
+    folder = engines_dir() / "src" / hashlib.sha256(source.location.encode()).hexdigest()[:12]
+    try:
+        if (folder / ".git").is_dir():
+            repo = git.Repo(folder)
+            repo.remotes.origin.fetch(tags=True)
+        else:
+            repo = git.Repo.clone_from(source.location, folder)
+        if source.ref:
+            repo.git.checkout(source.ref, force=True)
+    except git.GitCommandError as exc:
+        raise EngineBuildError(
+            f"could not get {source.describe()}: {exc.stderr.strip() or exc}; check the URL, the ref and the "
+            "network, or build from a local tree (`agent engine build --source PATH`)"
+        ) from exc
+    return folder, repo.head.commit.hexsha
+
+
+def _tree_identity(tree: Path) -> str:
+    """The git commit (plus a hash of uncommitted changes), or a hash of every source file."""
+    if (tree / ".git").exists():
+        import git
+
+        repo = git.Repo(tree)
+        dirty = repo.git.diff("HEAD")
+        return repo.head.commit.hexsha + (f"-dirty-{hashlib.sha256(dirty.encode()).hexdigest()[:8]}" if dirty else "")
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(tree):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        for name in sorted(files):
+            path = Path(root, name)
+            digest.update(str(path.relative_to(tree)).encode() + b"\0" + path.read_bytes())
+    return "tree-" + digest.hexdigest()[:16]
+
+
+def _sdist_tree(version: str) -> Path:
+    """Upstream llama.cpp as vendored in the llama-cpp-python sdist (fetched with pip, from PyPI)."""
+    folder = engines_dir() / "src" / f"llama-cpp-python-{version}"
+    tree = folder / f"llama_cpp_python-{version}" / "vendor" / "llama.cpp"
+    if (tree / "CMakeLists.txt").is_file():
+        return tree
+    folder.mkdir(parents=True, exist_ok=True)
+    run = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                          f"llama-cpp-python=={version}", "-d", str(folder)], capture_output=True, text=True)
+    archives = list(folder.glob("llama_cpp_python-*.tar.gz"))
+    if run.returncode != 0 or not archives:
+        raise EngineBuildError(f"pip could not download the llama-cpp-python {version} sdist: {run.stderr[-800:]}")
+    with tarfile.open(archives[0]) as archive:
+        archive.extractall(folder, filter="data")
+    archives[0].unlink()
+    return tree
+
+
+# ---------------------------------------------------------------- build
+
+
+def build_engine(source: EngineSource, options: BuildOptions | None = None, *, jobs: int | None = None,
+                 force: bool = False, show_progress: bool = True) -> Engine:
+    """Build llama-server for `source` with `options`, or return the cached build with the same key."""
+    options = options or detect_build_options()
+    tree, commit = resolve_source(source)
+    key = hashlib.sha256(f"{commit}|{' '.join(options.cmake_args())}".encode()).hexdigest()[:16]
+    out = engines_dir() / key
+    manifest = out / "engine.json"
+    if manifest.is_file() and not force:
+        return Engine.model_validate_json(manifest.read_text())
+    _require_toolchain(options)
+    build_dir = engines_dir() / f"build-{key}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    log = build_dir / "build.log"
+    started = time.monotonic()
+    with log.open("w") as log_file, _progress(show_progress) as progress:
+        task = progress.add_task(f"configure {source.describe()} ({options.backend})", total=None)
+        _run(["cmake", "-S", str(tree), "-B", str(build_dir), *options.cmake_args()], log_file, log, "configure")
+        progress.update(task, description=f"build llama-server ({options.backend})")
+        command = ["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs or os.cpu_count() or 2)]
+        _run(command, log_file, log, "compile", lambda done, total: progress.update(task, completed=done, total=total))
+    binary_dir = next((p.parent for p in build_dir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)), None)
+    if binary_dir is None:
+        raise EngineBuildError(f"the build finished but produced no llama-server binary; see {log}")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(binary_dir, out / "bin", symlinks=True)
+    version, capabilities = probe(out / "bin" / "llama-server")
+    engine = Engine(key=key, source=source.describe(), commit=commit, options=options, binary=out / "bin" / "llama-server",
+                    version=version, capabilities=capabilities, build_seconds=round(time.monotonic() - started, 1))
+    manifest.write_text(engine.model_dump_json(indent=2))
+    shutil.rmtree(build_dir, ignore_errors=True)
+    return engine
+
+
+def list_engines() -> list[Engine]:
+    return [Engine.model_validate_json(p.read_text()) for p in sorted(engines_dir().glob("*/engine.json"))]
+
+
+def _require_toolchain(options: BuildOptions) -> None:
+    missing = [tool for tool in ("cmake",) if not shutil.which(tool)]
+    if not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
+        missing.append("a C++ compiler (g++ or clang++)")
+    if options.backend == "cuda" and not shutil.which("nvcc"):
+        missing.append("nvcc (the CUDA toolkit)")
+    if missing:
+        raise EngineBuildError(
+            f"cannot build llama-server: missing {', '.join(missing)}; on Debian/Ubuntu: "
+            "`apt-get install cmake build-essential git` (and the CUDA toolkit for GPU builds)"
+        )
+
+
+PROGRESS_LINE = re.compile(r"^\[\s*(\d+)/(\d+)\]|^\[\s*(\d+)%\]")
+
+
+def _run(command: list[str], log_file, log: Path, stage: str, on_progress=None) -> None:
+    log_file.write(f"$ {' '.join(command)}\n")
+    log_file.flush()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    for line in proc.stdout:
+        log_file.write(line)
+        if on_progress and (m := PROGRESS_LINE.match(line)):
+            done, total = (int(m.group(1)), int(m.group(2))) if m.group(1) else (int(m.group(3)), 100)
+            on_progress(done, total)
+    if proc.wait() != 0:
+        log_file.flush()
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])
+        raise EngineBuildError(f"{stage} failed (exit {proc.returncode}); full log: {log}\n{tail}")
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    TimeElapsedColumn(), disable=not enabled)

@@ -1,0 +1,178 @@
+"""Named, typed launch recipes for llama-server, rendered to argv for one engine or refused with a reason.
+
+The two Gemma profiles are the seed guide's commands (host aside: we bind 127.0.0.1). CPU profiles use the
+Qwen2.5-Coder 1.5B target with its 0.5B draft. A profile never renders a flag its engine lacks: the
+speculative flags follow the engine's dialect (BeeLlama `dflash` + cross-ctx, or upstream `draft-*`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from inference.engine import Capabilities
+
+Speculative = Literal["none", "draft", "dflash", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
+
+
+class ProfileError(ValueError):
+    """The profile cannot run on this engine or machine; the message says why and what to do."""
+
+
+class Profile(BaseModel):
+    name: str
+    description: str = ""
+    target: str  # catalog model id
+    draft: str | None = None
+    speculative: Speculative = "none"
+    device: Literal["gpu", "cpu"] = "cpu"
+    ctx_size: int = 8192
+    parallel: int = 1
+    kv_unified: bool = False
+    gpu_layers: str | None = None
+    draft_gpu_layers: str | None = None
+    batch: int | None = None
+    ubatch: int | None = None
+    cache_type_k: str | None = None
+    cache_type_v: str | None = None
+    flash_attn: Literal["on", "off", "auto"] | None = None
+    cache_ram: int | None = None
+    no_mmap: bool = False
+    mlock: bool = False
+    no_host: bool = False
+    reasoning: Literal["on", "off", "auto"] | None = None
+    dflash_cross_ctx: int | None = None  # BeeLlama v0.2-v0.3 only
+    draft_max: int | None = None
+    draft_min: int | None = None
+    draft_p_min: float | None = None
+    threads: int | None = None
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    extra_args: list[str] = Field(default_factory=list)
+
+    def models(self) -> list[str]:
+        return [self.target] + ([self.draft] if self.draft else [])
+
+
+def render(profile: Profile, caps: Capabilities, model_paths: dict[str, Path], host: str, port: int) -> list[str]:
+    """llama-server arguments (without the binary) in the guide's order; refuses flags the engine lacks."""
+    args = ["-m", str(model_paths[profile.target])]
+    if profile.draft:
+        args += ["--spec-draft-model", str(model_paths[profile.draft])]
+    args += _speculative_args(profile, caps)
+    args += ["--host", host, "--port", str(port), "-np", str(profile.parallel)]
+    args += ["--kv-unified"] if profile.kv_unified else []
+    args += _opt("-ngl", profile.gpu_layers) + _opt("--spec-draft-ngl", profile.draft_gpu_layers)
+    args += _opt("-b", profile.batch) + _opt("-ub", profile.ubatch) + ["--ctx-size", str(profile.ctx_size)]
+    args += _opt("--cache-type-k", profile.cache_type_k) + _opt("--cache-type-v", profile.cache_type_v)
+    args += _opt("--flash-attn", profile.flash_attn) + _opt("--cache-ram", profile.cache_ram) + ["--jinja"]
+    args += _load_args(profile, caps) + (["--no-host"] if profile.no_host else [])
+    args += ["--metrics", "--log-timestamps", "--log-prefix"] + _opt("--reasoning", profile.reasoning)
+    args += _opt("--temp", profile.temperature) + _opt("--top-k", profile.top_k)
+    args += _opt("--top-p", profile.top_p) + _opt("--min-p", profile.min_p)
+    args += _opt("--spec-draft-n-max", profile.draft_max) + _opt("--spec-draft-n-min", profile.draft_min)
+    args += _opt("--spec-draft-p-min", profile.draft_p_min) + _opt("-t", profile.threads) + profile.extra_args
+    missing = [a for a in args if a.startswith("-") and not _is_number(a) and not caps.has(a)]
+    for cache_type in filter(None, (profile.cache_type_k, profile.cache_type_v)):
+        if caps.cache_types and cache_type not in caps.cache_types:
+            missing.append(f"cache type {cache_type}")
+    if missing:
+        raise ProfileError(
+            f"profile {profile.name!r} needs {', '.join(sorted(set(missing)))}, which this engine does not offer; "
+            "build an engine that has them (`agent engine build --source ...`) or pick another profile"
+        )
+    return args
+
+
+def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
+    kind = profile.speculative
+    if kind == "none":
+        return []
+    if kind == "dflash":
+        if caps.dflash_dialect == "beellama":
+            return ["--spec-type", "dflash"] + _opt("--spec-dflash-cross-ctx", profile.dflash_cross_ctx)
+        if caps.dflash_dialect == "upstream":
+            return ["--spec-type", "draft-dflash"]  # upstream has no cross-ctx knob
+        raise ProfileError(f"profile {profile.name!r} needs DFlash, which this engine does not speak; "
+                           "build BeeLlama.cpp (`agent engine build --source beellama`)")
+    if kind == "draft":
+        if "draft-simple" in caps.spec_types:
+            return ["--spec-type", "draft-simple"]
+        raise ProfileError(f"profile {profile.name!r} needs classic draft-model speculation (`--spec-type "
+                           "draft-simple`), which this engine lacks (BeeLlama <= v0.3 takes every draft as DFlash); "
+                           "use an upstream engine (`agent engine build --source upstream` or `--source pypi-sdist`)")
+    if kind not in caps.spec_types:
+        raise ProfileError(f"profile {profile.name!r} needs `--spec-type {kind}`; this engine offers: "
+                           f"{', '.join(caps.spec_types) or 'none'}")
+    return ["--spec-type", kind]
+
+
+def _load_args(profile: Profile, caps: Capabilities) -> list[str]:
+    """`--no-mmap --mlock` (BeeLlama, older llama.cpp) or their newer upstream form `--load-mode MODE`."""
+    if not (profile.no_mmap or profile.mlock):
+        return []
+    if caps.has("--load-mode") and not caps.has("--no-mmap"):
+        return ["--load-mode", {(True, True): "mlock", (True, False): "none", (False, True): "mmap+mlock"}[
+            (profile.no_mmap, profile.mlock)]]
+    return [flag for flag, on in (("--no-mmap", profile.no_mmap), ("--mlock", profile.mlock)) if on]
+
+
+def _opt(flag: str, value: object) -> list[str]:
+    return [] if value is None else [flag, str(value)]
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+        return True
+    except ValueError:
+        return False
+
+
+GUIDE_SAMPLING = dict(temperature=0.7, top_k=64, top_p=0.95, min_p=0.0, reasoning="off")
+GUIDE_GPU = dict(device="gpu", parallel=1, gpu_layers="all", batch=2048, ubatch=512, ctx_size=32768, flash_attn="on")
+CPU_QWEN = dict(device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parallel=1, batch=512, ubatch=512)
+
+BUILTIN_PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in [
+        Profile(name="gemma4-31b", description="The guide's baseline: Gemma 4 31B Q4_K_S on one GPU.",
+                target="gemma4-31b", cache_type_k="q5_0", cache_type_v="q4_1", **GUIDE_GPU, **GUIDE_SAMPLING),
+        Profile(name="gemma4-31b-dflash", description="The guide's DFlash command: Gemma 4 31B + its DFlash draft.",
+                target="gemma4-31b", draft="gemma4-31b-dflash", speculative="dflash", dflash_cross_ctx=1024,
+                kv_unified=True, draft_gpu_layers="all", cache_ram=0, no_mmap=True, mlock=True, no_host=True,
+                **GUIDE_GPU, **GUIDE_SAMPLING),
+        Profile(name="qwen-cpu", description="CPU baseline: Qwen2.5-Coder-1.5B, no speculation.", **CPU_QWEN),
+        Profile(name="qwen-cpu-draft", description="CPU, draft-model speculation with Qwen2.5-Coder-0.5B.",
+                draft="qwen2.5-coder-0.5b", speculative="draft", draft_max=8, draft_min=0, **CPU_QWEN),
+        Profile(name="qwen-cpu-ngram", description="CPU, n-gram speculation (pays off when the reply re-emits text).",
+                speculative="ngram-mod", **CPU_QWEN),
+    ]
+}
+
+
+def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
+    """Built-in profiles, plus `[profiles.NAME]` tables from a TOML file (user profiles win on name clash)."""
+    profiles = dict(BUILTIN_PROFILES)
+    if user_file and user_file.is_file():
+        data = tomllib.loads(user_file.read_text()).get("profiles", {})
+        for name, fields in data.items():
+            base = profiles.get(fields.pop("extends", ""), None)
+            try:
+                merged = (base.model_dump() if base else {}) | fields | {"name": name}
+                profiles[name] = Profile.model_validate(merged)
+            except ValidationError as exc:
+                raise ProfileError(f"profile {name!r} in {user_file} is invalid: {exc}") from exc
+    return profiles
+
+
+def get_profile(name: str, profiles: dict[str, Profile] | None = None) -> Profile:
+    profiles = profiles or BUILTIN_PROFILES
+    if name not in profiles:
+        raise ProfileError(f"unknown profile {name!r}; known profiles: {', '.join(profiles)}")
+    return profiles[name]

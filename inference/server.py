@@ -1,0 +1,240 @@
+"""llama-server as a managed child: 127.0.0.1 and a free port by default, ready when `/health` says so,
+its log kept, an early exit reported with the cause read from the log, a clean stop."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import platformdirs
+from pydantic import BaseModel
+
+from inference.engine import Engine
+from inference.fetch import fetch_model
+from inference.hardware import Hardware, estimate_bytes
+from inference.models import get_model
+from inference.profiles import Profile, ProfileError, render
+
+KNOWN_FAILURES = [
+    ("cudaMalloc failed: out of memory", "the GPU ran out of memory: lower --ctx-size or pick a smaller model"),
+    ("failed to allocate", "not enough memory for the model or its buffers: lower the context size"),
+    ("failed to load draft model", "the draft model could not be loaded (wrong file or architecture)"),
+    ("failed to load model", "the model file could not be loaded (corrupt, truncated, or not a GGUF)"),
+    ("error loading model", "the model file could not be loaded (corrupt, truncated, or not a GGUF)"),
+    ("couldn't bind HTTP server socket", "the port is already in use"),
+    ("invalid argument", "the engine rejected a flag: rebuild the engine or choose another profile"),
+    ("requires Flash Attention", "a quantized V cache needs --flash-attn on"),
+    ("failed to create shared DFlash drafter context", "DFlash needs a DFlash draft model"),
+]
+
+
+class ServerError(RuntimeError):
+    """The server failed to start or died; the message names the cause and where its log is."""
+
+
+class ServerState(BaseModel):
+    """What `agent serve --status/--stop` need to find a background server again."""
+
+    pid: int
+    url: str
+    profile: str
+    log: str
+    api_key: str | None = None
+
+
+def state_file() -> Path:
+    return Path(platformdirs.user_state_dir("dflash-agent")) / "server.json"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def diagnose(log_text: str) -> str:
+    for needle, meaning in KNOWN_FAILURES:
+        if needle in log_text:
+            return meaning
+    return "see the log tail below"
+
+
+class ManagedServer:
+    """One llama-server process. Use as a context manager, or `start()` / `stop()`."""
+
+    def __init__(self, engine: Engine, profile: Profile, *, host: str = "127.0.0.1", port: int | None = None,
+                 api_key: str | None = None, log_dir: Path | None = None, check_memory: bool = True,
+                 model_paths: dict[str, Path] | None = None):
+        if not is_loopback(host) and not api_key:
+            raise ProfileError(f"refusing to listen on {host} without an API key: anyone on the network could use "
+                               "the model; pass --api-key (or keep the default 127.0.0.1)")
+        self.engine, self.profile, self.host, self.api_key = engine, profile, host, api_key
+        self.port = port or free_port()
+        self.check_memory = check_memory
+        self.model_paths = model_paths or {}  # local GGUF files instead of catalog fetches
+        log_dir = log_dir or Path(platformdirs.user_state_dir("dflash-agent")) / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_dir / f"llama-server-{profile.name}-{self.port}.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def argv(self) -> list[str]:
+        paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
+        if self.check_memory:
+            check_fits(self.profile, paths)
+        args = render(self.profile, self.engine.capabilities, paths, self.host, self.port)
+        return [str(self.engine.binary), *args, *(["--api-key", self.api_key] if self.api_key else [])]
+
+    def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
+        argv = self.argv()
+        env = dict(os.environ, LD_LIBRARY_PATH=f"{self.engine.binary.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+        with self.log_path.open("w") as log:
+            log.write("$ " + " ".join(a if a != self.api_key else "***" for a in argv) + "\n")
+            log.flush()
+            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            env=env, start_new_session=True)
+        try:
+            self._wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        if detach:
+            state_file().parent.mkdir(parents=True, exist_ok=True)
+            state_file().write_text(ServerState(pid=self.process.pid, url=self.url, profile=self.profile.name,
+                                                log=str(self.log_path), api_key=self.api_key).model_dump_json())
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        """The port answers 503 while the model loads; 200 means ready; an exit means failure."""
+        deadline = time.monotonic() + timeout
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise self._failure(f"llama-server exited with code {self.process.returncode} while starting")
+            try:
+                if httpx.get(f"http://{self.host}:{self.port}/health", timeout=2, headers=headers).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        raise self._failure(f"llama-server was not ready after {timeout:.0f}s")
+
+    def _failure(self, what: str) -> ServerError:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        tail = "\n".join(text.splitlines()[-20:])
+        return ServerError(f"{what}: {diagnose(text)}.\nlog: {self.log_path}\n{tail}")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, grace: float = 10.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        stop_process_group(self.process.pid, grace)
+        self.process.wait()
+
+    def __enter__(self) -> "ManagedServer":
+        return self if self.alive() else self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def stop_process_group(pid: int, grace: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            os.killpg(pid, 0)
+            time.sleep(0.2)
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def choose_engine(profile: Profile, key: str | None = None) -> Engine:
+    """The engine named by `key`, else the newest cached build that can render `profile`."""
+    from inference.engine import list_engines
+
+    engines = list_engines()
+    if key:
+        match = [e for e in engines if e.key == key]
+        if not match:
+            raise ProfileError(f"no engine with key {key!r}; see `agent engine list`")
+        return match[0]
+    reasons = []
+    placeholders = {m: Path(m) for m in profile.models()}
+    for engine in sorted(engines, key=lambda e: e.binary.stat().st_mtime if e.binary.exists() else 0, reverse=True):
+        try:
+            render(profile, engine.capabilities, placeholders, "127.0.0.1", 1)
+            return engine
+        except ProfileError as exc:
+            reasons.append(f"  - {engine.key} ({engine.source}): {exc}")
+    hint = "`agent engine build --source beellama` (GPU, DFlash) or `--source pypi-sdist` (CPU, upstream)"
+    raise ProfileError(f"no built engine can run profile {profile.name!r}; build one with {hint}"
+                       + ("\n" + "\n".join(reasons) if reasons else ""))
+
+
+def check_fits(profile: Profile, paths: dict[str, Path]) -> None:
+    """Refuse, before launch, a profile whose models cannot fit the GPU (gpu profiles) or the RAM."""
+    files = [(paths.get(m), paths[m].stat().st_size if m in paths else get_model(m).approx_size) for m in profile.models()]
+    needed, basis = estimate_bytes(files, profile.ctx_size, profile.cache_type_k, profile.cache_type_v)
+    hardware = Hardware.detect()
+    if profile.device == "gpu":
+        if not hardware.gpus:
+            raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")
+        have, where = max(g.memory_free for g in hardware.gpus), "free GPU memory"
+    else:
+        have, where = hardware.ram_available, "available RAM"
+    if needed > have:
+        raise ProfileError(f"profile {profile.name!r} needs about {needed / 1e9:.1f} GB ({basis}) but this machine has "
+                           f"{have / 1e9:.1f} GB of {where}; lower ctx_size, use a smaller model or another profile")
+
+
+def read_state() -> ServerState | None:
+    try:
+        return ServerState.model_validate_json(state_file().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def background_status() -> tuple[ServerState | None, bool]:
+    """The recorded background server and whether its process is still alive."""
+    state = read_state()
+    if state is None:
+        return None, False
+    try:
+        os.kill(state.pid, 0)
+        return state, True
+    except ProcessLookupError:
+        return state, False
+
+
+def stop_background() -> ServerState | None:
+    state, alive = background_status()
+    if state and alive:
+        stop_process_group(state.pid)
+    state_file().unlink(missing_ok=True)
+    return state
+
+
+def dump_state(state: ServerState) -> str:
+    return json.dumps(state.model_dump(exclude={"api_key"}), indent=2)

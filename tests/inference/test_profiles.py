@@ -1,0 +1,82 @@
+"""Profiles render the guide's commands exactly, follow each engine's speculative dialect, and refuse
+what an engine lacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inference.engine import Capabilities, parse_help
+from inference.profiles import BUILTIN_PROFILES, Profile, ProfileError, load_profiles, render
+
+GUIDE_BASELINE = (
+    "-m gemma-4-31B-it-Q4_K_S.gguf --host 0.0.0.0 --port 8910 -np 1 -ngl all -b 2048 -ub 512 --ctx-size 32768 "
+    "--cache-type-k q5_0 --cache-type-v q4_1 --flash-attn on --jinja --metrics --log-timestamps --log-prefix "
+    "--reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
+)
+GUIDE_DFLASH = (
+    "-m gemma-4-31B-it-Q4_K_S.gguf --spec-draft-model gemma4-31b-it-dflash-Q5_K_M.gguf --spec-type dflash "
+    "--spec-dflash-cross-ctx 1024 --host 0.0.0.0 --port 8910 -np 1 --kv-unified -ngl all --spec-draft-ngl all "
+    "-b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock --no-host --metrics "
+    "--log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
+)
+PATHS = {"gemma4-31b": Path("gemma-4-31B-it-Q4_K_S.gguf"), "gemma4-31b-dflash": Path("gemma4-31b-it-dflash-Q5_K_M.gguf"),
+         "qwen2.5-coder-1.5b": Path("/m/q15.gguf"), "qwen2.5-coder-0.5b": Path("/m/q05.gguf")}
+
+
+def beellama_caps() -> Capabilities:
+    flags = {t for t in (GUIDE_BASELINE + " " + GUIDE_DFLASH).split() if t.startswith("-")}
+    return Capabilities(flags=sorted(flags), spec_types=["none", "ngram-mod", "dflash"],
+                        cache_types=["f16", "q8_0", "q5_0", "q4_1"])
+
+
+def test_gemma_profiles_render_exactly_the_guide_commands():
+    caps = beellama_caps()
+    assert render(BUILTIN_PROFILES["gemma4-31b"], caps, PATHS, "0.0.0.0", 8910) == GUIDE_BASELINE.split()
+    assert render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, PATHS, "0.0.0.0", 8910) == GUIDE_DFLASH.split()
+
+
+def test_dflash_follows_the_upstream_dialect(engine):
+    args = render(BUILTIN_PROFILES["gemma4-31b-dflash"], engine.capabilities, PATHS, "127.0.0.1", 8910)
+    assert args[args.index("--spec-type") + 1] == "draft-dflash"
+    assert "--spec-dflash-cross-ctx" not in args
+    # upstream replaced `--no-mmap --mlock` with `--load-mode mlock`
+    assert args[args.index("--load-mode") + 1] == "mlock" and "--mlock" not in args
+
+
+def test_refuses_flags_the_engine_lacks():
+    caps = beellama_caps()
+    caps.flags.remove("--kv-unified")
+    with pytest.raises(ProfileError, match=r"needs --kv-unified.*agent engine build"):
+        render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, PATHS, "127.0.0.1", 1)
+    with pytest.raises(ProfileError, match="cache type turbo3"):
+        render(BUILTIN_PROFILES["gemma4-31b"].model_copy(update={"cache_type_k": "turbo3"}), beellama_caps(),
+               PATHS, "127.0.0.1", 1)
+
+
+def test_classic_draft_is_refused_on_beellama_and_dflash_on_plain_engines(engine):
+    with pytest.raises(ProfileError, match="draft-simple"):
+        render(BUILTIN_PROFILES["qwen-cpu-draft"], beellama_caps(), PATHS, "127.0.0.1", 1)
+    plain = parse_help("--spec-type none,ngram-mod\n-m FNAME\n")
+    with pytest.raises(ProfileError, match="does not speak"):
+        render(BUILTIN_PROFILES["gemma4-31b-dflash"], plain, PATHS, "127.0.0.1", 1)
+
+
+def test_cpu_profiles_render_on_the_built_engine(engine):
+    for name in ("qwen-cpu", "qwen-cpu-draft", "qwen-cpu-ngram"):
+        args = render(BUILTIN_PROFILES[name], engine.capabilities, PATHS, "127.0.0.1", 9000)
+        assert args[:2] == ["-m", "/m/q15.gguf"] and "--host" in args and "127.0.0.1" in args
+    draft = render(BUILTIN_PROFILES["qwen-cpu-draft"], engine.capabilities, PATHS, "127.0.0.1", 9000)
+    assert ["--spec-draft-model", "/m/q05.gguf", "--spec-type", "draft-simple"] == draft[2:6]
+
+
+def test_user_profiles_extend_builtins(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('model = "x"\n[profiles.my-qwen]\nextends = "qwen-cpu"\nctx_size = 4096\nthreads = 2\n')
+    profiles = load_profiles(config)
+    mine = profiles["my-qwen"]
+    assert (mine.name, mine.target, mine.ctx_size, mine.threads) == ("my-qwen", "qwen2.5-coder-1.5b", 4096, 2)
+    config.write_text('[profiles.bad]\nspeculative = "telepathy"\ntarget = "x"\n')
+    with pytest.raises(ProfileError, match="profile 'bad'"):
+        load_profiles(config)

@@ -1,0 +1,118 @@
+"""llama-server built from source, started from profiles with the real Qwen pair: speculation is lossless
+and drafts, the agent runs against it, failures name their cause, and it binds safely."""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+import pytest
+
+from agent.config import Config
+from agent.workflows import new_project
+from inference.backend import BackendError, Message, Sampling
+from inference.endpoint import EndpointBackend
+from inference.profiles import BUILTIN_PROFILES, ProfileError
+from inference.server import ManagedServer, ServerError, background_status, stop_background
+
+pytestmark = pytest.mark.model
+
+PROMPT = [Message(role="user", content="Write a Python function that checks whether a string is a palindrome, "
+                                       "with a docstring and three asserts. Code only.")]
+GREEDY = Sampling(temperature=0, max_tokens=160, seed=1)
+
+
+@pytest.fixture(scope="module")
+def baseline(engine, qwen_path):
+    with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"]) as server:
+        yield server
+
+
+def test_baseline_serves_with_timings(baseline):
+    completion = EndpointBackend(baseline.url).complete(PROMPT, sampling=GREEDY)
+    assert "def " in completion.text
+    t = completion.timings
+    assert t.completion_tokens > 20 and t.prompt_tokens > 10 and t.tokens_per_second > 1
+    assert t.draft_n is None  # nothing drafted: the key is absent, not 0
+
+
+def greedy_with_logprobs(url: str) -> tuple[str, list[dict]]:
+    body = {"messages": [m.to_openai() for m in PROMPT], "temperature": 0, "max_tokens": GREEDY.max_tokens,
+            "seed": 1, "logprobs": True, "top_logprobs": 2}
+    reply = httpx.post(f"{url}/chat/completions", json=body, timeout=600).json()["choices"][0]
+    return reply["message"]["content"], reply["logprobs"]["content"]
+
+
+def first_divergence(reference: str, tokens: list[dict], other: str) -> tuple[int, int] | None:
+    """(token index, char offset) of the reference token where `other` first differs; None if identical."""
+    common = next((i for i, (a, b) in enumerate(zip(reference, other)) if a != b), min(len(reference), len(other)))
+    if reference == other:
+        return None
+    offset = 0
+    for index, token in enumerate(tokens):
+        if offset + len(token["token"]) > common:
+            return index, offset
+        offset += len(token["token"])
+    return len(tokens), offset
+
+
+def test_draft_model_speculation_drafts_and_is_lossless(engine, baseline):
+    """Greedy output under speculation equals the baseline's, except where the target itself is at a
+    floating-point tie: a batched verify may then pick the other of two near-equal tokens (seen on CPU)."""
+    reference, tokens = greedy_with_logprobs(baseline.url)
+    with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu-draft"]) as server:
+        speculative = EndpointBackend(server.url).complete(PROMPT, sampling=GREEDY)
+    t = speculative.timings
+    assert t.draft_n and t.draft_n > 0 and t.draft_accepted and 0 < t.draft_accepted <= t.draft_n
+    print(f"\nbaseline vs draft-model: accepted {t.draft_accepted}/{t.draft_n}, {t.tokens_per_second:.1f} tok/s")
+    divergence = first_divergence(reference, tokens, speculative.text)
+    if divergence is None:
+        return
+    index, offset = divergence
+    assert index < len(tokens), "speculative output is a strict prefix/extension of the baseline"
+    best, second = tokens[index]["top_logprobs"][:2]
+    print(f"diverged at token {index}: {best['token']!r} {best['logprob']:.3f} vs {second['token']!r} {second['logprob']:.3f}")
+    assert best["logprob"] - second["logprob"] < 0.05, "speculation changed a token that was not a near-tie"
+    assert speculative.text[offset:].startswith(second["token"])
+
+
+def test_agent_completes_a_task_against_a_profile_server(engine, tmp_path):
+    result = new_project(tmp_path / "p", "A Python module greet.py with a function greet(name) that returns "
+                         "'Hello, ' + name + '!', with a pytest test.", Config(profile="qwen-cpu", max_steps=10))
+    namespace: dict = {}
+    exec((tmp_path / "p" / "greet.py").read_text(), namespace)
+    assert namespace["greet"]("Ada") == "Hello, Ada!"
+    assert result.run.stats.cache_reuse > 0.5
+
+
+def test_bad_model_file_is_reported_from_the_log(engine, tmp_path):
+    bogus = tmp_path / "broken.gguf"
+    bogus.write_bytes(b"GGUF" + os.urandom(4096))
+    server = ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], model_paths={"qwen2.5-coder-1.5b": bogus},
+                           log_dir=tmp_path)
+    with pytest.raises(ServerError) as error:
+        server.start(timeout=60)
+    message = str(error.value)
+    assert "exited with code" in message and "could not be loaded" in message and str(server.log_path) in message
+    assert not server.alive()
+
+
+def test_public_host_needs_an_api_key_and_the_key_is_enforced(engine, tmp_path):
+    with pytest.raises(ProfileError, match="without an API key"):
+        ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], host="0.0.0.0")
+    with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], api_key="s3cret", log_dir=tmp_path) as server:
+        with pytest.raises(BackendError, match="401"):
+            EndpointBackend(server.url, api_key="wrong").complete(PROMPT, sampling=Sampling(max_tokens=4))
+        assert EndpointBackend(server.url, api_key="s3cret").complete(PROMPT, sampling=Sampling(max_tokens=4)).text
+        assert "s3cret" not in server.log_path.read_text()
+
+
+def test_background_server_status_and_stop(engine, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    server = ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], log_dir=tmp_path).start(detach=True)
+    state, alive = background_status()
+    assert alive and state.url == server.url and state.pid == server.process.pid
+    stop_background()
+    server.process.wait(timeout=20)
+    assert background_status() == (None, False)
