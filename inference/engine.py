@@ -50,7 +50,7 @@ class EngineSource(BaseModel):
             return cls(kind="git", location=UPSTREAM_URL, ref=ref or "master")
         if spec.startswith("pypi-sdist"):
             return cls(kind="pypi-sdist", location=spec.partition("==")[2] or SDIST_VERSION)
-        if re.match(r"^(https?|git|ssh)://|^git@", spec):
+        if re.match(r"^(https?|git|ssh|file)://|^git@", spec):
             return cls(kind="git", location=spec, ref=ref)
         path = Path(spec).expanduser().resolve()
         if not (path / "CMakeLists.txt").is_file():
@@ -194,8 +194,9 @@ def _git_checkout(source: EngineSource) -> tuple[Path, str]:
             repo.remotes.origin.fetch(tags=True)
         else:
             repo = git.Repo.clone_from(source.location, folder)
-        if source.ref:
-            repo.git.checkout(source.ref, force=True)
+        if source.ref:  # a branch means its newest fetched commit; a tag or commit means itself
+            remote_branches = {r.remote_head for r in repo.remotes.origin.refs}
+            repo.git.checkout(f"origin/{source.ref}" if source.ref in remote_branches else source.ref, force=True)
     except git.GitCommandError as exc:
         raise EngineBuildError(
             f"could not get {source.describe()}: {exc.stderr.strip() or exc}; check the URL, the ref and the "

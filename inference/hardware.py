@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import shutil
 import subprocess
 from pathlib import Path
@@ -65,7 +66,8 @@ def kv_bytes_per_token(model_path: Path, cache_type_k: str | None, cache_type_v:
     try:
         from llama_cpp import Llama
 
-        meta = Llama(model_path=str(model_path), vocab_only=True, verbose=False).metadata
+        with _stderr_silenced():  # llama.cpp logs context warnings straight to fd 2
+            meta = Llama(model_path=str(model_path), vocab_only=True, verbose=False).metadata
         arch = meta["general.architecture"]
         layers = int(meta[f"{arch}.block_count"])
         heads = int(meta[f"{arch}.attention.head_count"])
@@ -75,6 +77,18 @@ def kv_bytes_per_token(model_path: Path, cache_type_k: str | None, cache_type_v:
         return None
     per_element = CACHE_TYPE_BYTES.get(cache_type_k or "f16", 2.0) + CACHE_TYPE_BYTES.get(cache_type_v or "f16", 2.0)
     return layers * kv_heads * head_size * per_element
+
+
+@contextmanager
+def _stderr_silenced():
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def estimate_bytes(model_files: list[tuple[Path | None, int]], ctx_size: int, cache_type_k: str | None,

@@ -45,3 +45,22 @@ def test_new_project_refuses_a_non_empty_folder(tmp_path):
 def test_run_refuses_a_folder_that_is_not_a_repository(tmp_path):
     result = runner.invoke(app, ["run", "do something", "--repo", str(tmp_path)])
     assert result.exit_code == 1 and "not a git repository" in result.output
+
+
+def test_doctor_reports_what_can_run_here(engine, qwen_path):
+    from inference.fetch import fetch_model
+    from inference.models import QWEN_0_5B
+
+    fetch_model(QWEN_0_5B, show_progress=False)
+    result = runner.invoke(app, ["doctor"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert "cores" in result.output and engine.key in result.output
+    lines = {line.split()[1].rstrip(":"): line for line in result.output.splitlines() if line.strip().startswith(("ok", "no"))}
+    assert lines["qwen-cpu"].strip().startswith("ok") and lines["qwen-cpu-draft"].strip().startswith("ok")
+    assert lines["gemma4-31b-dflash"].strip().startswith("no")
+
+
+def test_serve_prints_the_rendered_command(engine, qwen_path):
+    result = runner.invoke(app, ["serve", "--profile", "qwen-cpu-ngram", "--print-args"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    assert "--spec-type ngram-mod" in result.output and "--host 127.0.0.1" in result.output

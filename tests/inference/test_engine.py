@@ -105,3 +105,44 @@ def test_missing_toolchain_names_the_packages(tmp_path, monkeypatch):
     (tmp_path / "src" / "CMakeLists.txt").write_text("project(x)\n")
     with pytest.raises(EngineBuildError, match="apt-get install cmake build-essential"):
         build_engine(EngineSource.parse(str(tmp_path / "src")), BuildOptions(), show_progress=False)
+
+
+FAKE_SERVER = r'''
+#include <cstdio>
+#include <cstring>
+int main(int argc, char **argv) {
+    if (argc > 1 && std::strcmp(argv[1], "--version") == 0) { std::fprintf(stderr, "version: 7 (abc1234)\n"); return 0; }
+    std::printf("-m,    --model FNAME   model path\n--spec-type [none|ngram-mod|dflash]\n"
+                "--spec-dflash-cross-ctx N  cross ctx\n--host HOST\n--port PORT\n");
+    return 0;
+}
+'''
+
+
+def test_git_source_at_a_ref_is_cloned_built_and_cached_by_commit(tmp_path, monkeypatch):
+    """Any git URL + ref goes through clone, checkout and the same build path (a tiny stand-in project)."""
+    import git
+
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.14)\nproject(fake CXX)\n"
+                                           "add_executable(llama-server main.cpp)\n")
+    (origin / "main.cpp").write_text(FAKE_SERVER)
+    repo = git.Repo.init(origin)
+    repo.index.add(["CMakeLists.txt", "main.cpp"])
+    actor = git.Actor("t", "t@t")
+    first = repo.index.commit("v1", author=actor, committer=actor)
+    repo.create_tag("v1")
+    (origin / "main.cpp").write_text(FAKE_SERVER.replace("version: 7", "version: 8"))
+    repo.index.add(["main.cpp"])
+    repo.index.commit("v2", author=actor, committer=actor)
+
+    source = EngineSource.parse(f"file://{origin}", "v1")
+    built = build_engine(source, BuildOptions(), show_progress=False)
+    assert built.commit == first.hexsha and built.version == "version: 7 (abc1234)"
+    assert built.capabilities.dflash_dialect == "beellama"
+    assert build_engine(source, BuildOptions(), show_progress=False).key == built.key  # cached
+    branch = EngineSource.parse(f"file://{origin}", repo.active_branch.name)
+    newer = build_engine(branch, BuildOptions(), show_progress=False)
+    assert newer.key != built.key and newer.version == "version: 8 (abc1234)"
