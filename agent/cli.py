@@ -203,6 +203,62 @@ def serve(
         managed.stop()
 
 
+@app.command("bench")
+def bench(
+    profiles: str = typer.Option("qwen-cpu,qwen-cpu-draft,qwen-cpu-ngram", "--profiles",
+                                 help="Comma-separated profiles; the first is the baseline."),
+    endpoints: Optional[list[str]] = typer.Option(None, "--endpoint", help="NAME=URL of a running server (repeatable; used instead of --profiles)."),
+    workloads: str = typer.Option("seed,edit,agent", "--workloads", help="Any of: seed (the guide's 4 prompts), edit, agent."),
+    repeat: int = typer.Option(1, "--repeat", help="Rounds over all workloads per target (medians are reported)."),
+    temperature: float = typer.Option(0.0, "--temperature", help="0 also checks that outputs match the baseline."),
+    max_tokens: int = typer.Option(1200, "--max-tokens", help="Tokens per reply (the guide used 1200)."),
+    out: Path = typer.Option(Path("bench-results"), "--out", help="Folder for bench.json, bench.md and bench.png."),
+) -> None:
+    """Baseline vs speculative decoding, side by side: tok/s, speedup, acceptance, TTFT, cache reuse, chart."""
+    from agent.bench_workloads import agent_workloads
+    from agent.config import user_config_path
+    from inference.bench import Target, run_bench, seed_workloads
+    from inference.endpoint import EndpointBackend
+    from inference.hardware import Hardware
+    from inference.profiles import ProfileError, get_profile, load_profiles
+    from inference.server import ManagedServer, choose_engine
+
+    chosen = set(workloads.split(","))
+    selected = [w for w in seed_workloads(max_tokens) if ("edit" if w.kind == "edit" else "seed") in chosen]
+    selected += agent_workloads(max_tokens) if "agent" in chosen else []
+    if endpoints:
+        targets = [Target(name=e.partition("=")[0], endpoint=e.partition("=")[2]) for e in endpoints]
+    else:
+        targets = [Target(name=p, profile=p) for p in profiles.split(",") if p]
+    known = load_profiles(user_config_path())
+
+    def backends():
+        for target in targets:
+            if target.endpoint:
+                yield target, EndpointBackend(target.endpoint)
+                continue
+            profile = get_profile(target.profile, known)
+            with ManagedServer(choose_engine(profile), profile) as server:
+                err.print(f"[bold]{target.name}[/bold]: llama-server up at {server.url} (log {server.log_path})")
+                yield target, EndpointBackend(server.url)
+
+    def show(sample) -> None:
+        drafted = f", accepted {sample.draft_accepted}/{sample.draft_n}" if sample.draft_n else ""
+        err.print(f"  {sample.target:16} {sample.workload:18} turn {sample.turn} round {sample.repeat}: "
+                  f"{sample.completion_tokens} tok at {sample.tokens_per_second:.1f} tok/s{drafted}", highlight=False)
+
+    try:
+        report = run_bench(backends(), selected, repeat=repeat, temperature=temperature, baseline=targets[0].name,
+                           on_sample=show)
+    except (ProfileError, ServerError, BackendError, FetchError) as exc:
+        _fail(str(exc))
+    hw = Hardware.detect()
+    report.machine = {"cores": hw.cores, "ram_gb": round(hw.ram_total / 1e9, 1), "gpus": [g.name for g in hw.gpus]}
+    paths = report.save(out)
+    typer.echo(report.markdown())
+    err.print(f"raw figures: {paths['json']}  table: {paths['markdown']}  chart: {paths['chart']}")
+
+
 @app.command("doctor")
 def doctor() -> None:
     """Hardware, engine builds, cached models, and which profiles can run here (and why not)."""
