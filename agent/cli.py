@@ -146,7 +146,7 @@ def engine_list() -> None:
 
 @app.command("serve")
 def serve(
-    profile: str = typer.Option("qwen-cpu", "--profile", "-p", help="Launch recipe (see --list)."),
+    profile: str = typer.Option("qwen-cpu-ngram", "--profile", "-p", help="Launch recipe (see --list)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
     port: Optional[int] = typer.Option(None, "--port", help="Port (default: a free one)."),
     api_key: Optional[str] = typer.Option(None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."),

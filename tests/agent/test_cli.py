@@ -63,4 +63,4 @@ def test_doctor_reports_what_can_run_here(engine, qwen_path):
 def test_serve_prints_the_rendered_command(engine, qwen_path):
     result = runner.invoke(app, ["serve", "--profile", "qwen-cpu-ngram", "--print-args"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
-    assert "--spec-type ngram-mod" in result.output and "--host 127.0.0.1" in result.output
+    assert "--spec-type ngram-simple" in result.output and "--host 127.0.0.1" in result.output

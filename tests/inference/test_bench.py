@@ -1,0 +1,56 @@
+"""A shortened `agent bench` against the real engine: outputs exist, have the documented structure, and
+their figures are consistent with each other."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from inference.bench import BenchReport, Sample
+
+pytestmark = pytest.mark.model
+
+
+def test_short_bench_produces_consistent_table_json_and_chart(engine, qwen_path, tmp_path):
+    result = CliRunner().invoke(app, ["bench", "--profiles", "qwen-cpu,qwen-cpu-ngram", "--workloads", "edit,agent",
+                                      "--max-tokens", "48", "--out", str(tmp_path)], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| edit-turn | qwen-cpu-ngram |" in (tmp_path / "bench.md").read_text()
+    data = json.loads((tmp_path / "bench.json").read_text())
+    report = BenchReport.model_validate(data)
+    assert {s.workload for s in report.samples} == {"edit-turn", "write-file-text", "write-file-native", "agent-session"}
+    assert {s.target for s in report.samples} == {"qwen-cpu", "qwen-cpu-ngram"}
+    for raw, sample in zip(data["samples"], report.samples):
+        assert 0 < sample.completion_tokens <= 48
+        assert raw["tokens_per_second"] == pytest.approx(sample.completion_tokens / (sample.predicted_ms / 1000))
+        assert sample.cached_prompt_tokens <= sample.prompt_tokens
+        if sample.draft_n is not None:
+            assert 0 <= sample.draft_accepted <= sample.draft_n
+        if sample.target == "qwen-cpu":
+            assert sample.draft_n is None
+    session = [s for s in report.samples if s.workload == "agent-session" and s.target == "qwen-cpu"]
+    assert len(session) == 4 and all(s.cached_prompt_tokens > 0.8 * s.prompt_tokens for s in session[1:])
+    rows = {(r.workload, r.target): r for r in report.rows}
+    for workload in ("edit-turn", "agent-session"):
+        base, ngram = rows[(workload, "qwen-cpu")], rows[(workload, "qwen-cpu-ngram")]
+        assert base.speedup is None and ngram.speedup == pytest.approx(ngram.tokens_per_second / base.tokens_per_second, rel=0.01)
+        assert ngram.matches_baseline in (True, False)
+    assert rows[("edit-turn", "qwen-cpu-ngram")].drafted, "re-emitting a file must give the n-gram drafter material"
+
+
+def test_summary_arithmetic_on_known_samples():
+    def sample(target, tokens, ms, drafted=None, accepted=None, text="x"):
+        return Sample(target=target, workload="w", turn=0, repeat=0, text=text, tool_calls=0, prompt_tokens=10,
+                      cached_prompt_tokens=0, completion_tokens=tokens, prompt_ms=100, predicted_ms=ms, ttft_ms=120,
+                      wall_ms=ms + 100, draft_n=drafted, draft_accepted=accepted)
+
+    report = BenchReport(baseline="base", temperature=0, repeat=1,
+                         samples=[sample("base", 100, 4000), sample("spec", 100, 2000, 80, 60, text="y")])
+    report.summarize()
+    base, spec = report.rows
+    assert (base.tokens_per_second, spec.tokens_per_second, spec.speedup) == (25.0, 50.0, 2.0)
+    assert (spec.acceptance, spec.accepted_share, spec.matches_baseline) == (0.75, 0.6, False)
