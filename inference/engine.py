@@ -8,7 +8,6 @@ ends as a local tree that goes through the same configure-and-build path.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import re

@@ -48,6 +48,8 @@ class Profile(BaseModel):
     draft_max: int | None = None
     draft_min: int | None = None
     draft_p_min: float | None = None
+    ngram_size_n: int | None = None  # n-gram speculation: tokens that must match before drafting ...
+    ngram_size_m: int | None = None  # ... and how many tokens to draft from the match
     threads: int | None = None
     temperature: float | None = None
     top_k: int | None = None
@@ -109,7 +111,10 @@ def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
     if kind not in caps.spec_types:
         raise ProfileError(f"profile {profile.name!r} needs `--spec-type {kind}`; this engine offers: "
                            f"{', '.join(caps.spec_types) or 'none'}")
-    return ["--spec-type", kind]
+    args = ["--spec-type", kind]
+    if kind in ("ngram-simple", "ngram-map-k", "ngram-map-k4v"):
+        args += _opt(f"--spec-{kind}-size-n", profile.ngram_size_n) + _opt(f"--spec-{kind}-size-m", profile.ngram_size_m)
+    return args
 
 
 def _load_args(profile: Profile, caps: Capabilities) -> list[str]:
@@ -152,12 +157,13 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         # (0.6x, even at draft max 4); kept for GPUs, where decode is bandwidth-bound and the balance flips.
         Profile(name="qwen-cpu-draft", description="CPU, draft-model speculation with Qwen2.5-Coder-0.5B (for GPUs; slower on small CPUs).",
                 draft="qwen2.5-coder-0.5b", speculative="draft", draft_max=8, draft_min=0, **CPU_QWEN),
-        # The default CPU profile. Chosen by `agent bench` on 2 cores (docs/benchmarks.md): ngram-simple never
-        # lost to the baseline on fresh code (0.97-1.10x) and gave 2.6x when a reply re-emits a file; ngram-mod
-        # with a shorter match (12) drafted wrongly on fresh code (0.94x); the 0.5B draft model lost everywhere
-        # (0.5-0.66x: on 2 cores a verify batch costs nearly its size in single steps).
-        Profile(name="qwen-cpu-ngram", description="CPU default: n-gram speculation (2.6x when a reply re-emits text, never slower).",
-                speculative="ngram-simple", **CPU_QWEN),
+        # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md). ngram-simple with a
+        # 16-token match and 32-token drafts: about 2x when a reply re-emits a file, 0.96-1.05x elsewhere. The
+        # stock 12/48 drafted from the system prompt's examples in agent sessions (11% accepted, 0.77x);
+        # ngram-mod with a 12-token match drafted wrongly on fresh code (0.94x); the 0.5B draft model lost
+        # everywhere (0.3-0.67x: on 2 cores a verify batch is not cheap enough for its ~85% acceptance).
+        Profile(name="qwen-cpu-ngram", description="CPU default: n-gram speculation (about 2x when a reply re-emits text).",
+                speculative="ngram-simple", ngram_size_n=16, ngram_size_m=32, **CPU_QWEN),
     ]
 }
 

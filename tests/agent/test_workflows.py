@@ -13,7 +13,7 @@ import git
 import pytest
 
 from agent.config import Config
-from agent.workflows import new_project, run_task
+from agent.workflows import new_project
 
 pytestmark = pytest.mark.model
 

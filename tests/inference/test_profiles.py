@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inference.engine import Capabilities, parse_help
-from inference.profiles import BUILTIN_PROFILES, Profile, ProfileError, load_profiles, render
+from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles, render
 
 GUIDE_BASELINE = (
     "-m gemma-4-31B-it-Q4_K_S.gguf --host 0.0.0.0 --port 8910 -np 1 -ngl all -b 2048 -ub 512 --ctx-size 32768 "
@@ -67,6 +67,8 @@ def test_cpu_profiles_render_on_the_built_engine(engine):
     for name in ("qwen-cpu", "qwen-cpu-draft", "qwen-cpu-ngram"):
         args = render(BUILTIN_PROFILES[name], engine.capabilities, PATHS, "127.0.0.1", 9000)
         assert args[:2] == ["-m", "/m/q15.gguf"] and "--host" in args and "127.0.0.1" in args
+    ngram = render(BUILTIN_PROFILES["qwen-cpu-ngram"], engine.capabilities, PATHS, "127.0.0.1", 9000)
+    assert " ".join(ngram[2:8]) == "--spec-type ngram-simple --spec-ngram-simple-size-n 16 --spec-ngram-simple-size-m 32"
     draft = render(BUILTIN_PROFILES["qwen-cpu-draft"], engine.capabilities, PATHS, "127.0.0.1", 9000)
     assert ["--spec-draft-model", "/m/q05.gguf", "--spec-type", "draft-simple"] == draft[2:6]
 
