@@ -177,7 +177,7 @@ class BenchReport(BaseModel):
         workloads = list(dict.fromkeys(r.workload for r in self.rows))
         targets = list(dict.fromkeys(r.target for r in self.rows))
         width = 0.8 / max(1, len(targets))
-        fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(workloads) * max(1, len(targets)) / 2), 4.8))
+        fig, ax = plt.subplots(figsize=(min(14, max(8, 0.8 * len(workloads) * max(1, len(targets)))), 5))
         for i, target in enumerate(targets):
             xs, ys, labels = [], [], []
             for j, workload in enumerate(workloads):
