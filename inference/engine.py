@@ -131,11 +131,10 @@ def _choices(block: str, flag: str) -> list[str]:
 
 
 def probe(binary: Path) -> tuple[str, Capabilities]:
-    env = dict(os.environ, LD_LIBRARY_PATH=f"{binary.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}")
-    help_run = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60, env=env)
+    help_run = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
     if help_run.returncode != 0:
         raise EngineBuildError(f"{binary} --help failed ({help_run.returncode}): {help_run.stderr[-500:]}")
-    version_run = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, env=env)
+    version_run = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     version = next((ln for ln in (version_run.stderr + version_run.stdout).splitlines() if "version" in ln), "unknown")
     return version.strip(), parse_help(help_run.stdout + help_run.stderr)
 

@@ -46,7 +46,6 @@ class ServerState(BaseModel):
     url: str
     profile: str
     log: str
-    api_key: str | None = None
 
 
 def state_file() -> Path:
@@ -100,13 +99,15 @@ class ManagedServer:
         if self.check_memory:
             check_fits(self.profile, paths)
         args = render(self.profile, self.engine.capabilities, paths, self.host, self.port)
-        return [str(self.engine.binary), *args, *(["--api-key", self.api_key] if self.api_key else [])]
+        return [str(self.engine.binary), *args]
 
     def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
         argv = self.argv()
-        env = dict(os.environ, LD_LIBRARY_PATH=f"{self.engine.binary.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+        env = dict(os.environ)
+        if self.api_key:  # through the environment, not argv, so `ps` does not show it
+            env["LLAMA_API_KEY"] = self.api_key
         with self.log_path.open("w") as log:
-            log.write("$ " + " ".join(a if a != self.api_key else "***" for a in argv) + "\n")
+            log.write("$ " + " ".join(argv) + "\n")
             log.flush()
             self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             env=env, start_new_session=True)
@@ -118,7 +119,7 @@ class ManagedServer:
         if detach:
             state_file().parent.mkdir(parents=True, exist_ok=True)
             state_file().write_text(ServerState(pid=self.process.pid, url=self.url, profile=self.profile.name,
-                                                log=str(self.log_path), api_key=self.api_key).model_dump_json())
+                                                log=str(self.log_path)).model_dump_json())
         return self
 
     def _wait_ready(self, timeout: float) -> None:
@@ -237,4 +238,4 @@ def stop_background() -> ServerState | None:
 
 
 def dump_state(state: ServerState) -> str:
-    return json.dumps(state.model_dump(exclude={"api_key"}), indent=2)
+    return json.dumps(state.model_dump(), indent=2)
