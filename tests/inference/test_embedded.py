@@ -48,3 +48,19 @@ def test_missing_model_file_names_the_fix(tmp_path):
 
     with pytest.raises(BackendError, match="agent models pull"):
         EmbeddedBackend(tmp_path / "absent.gguf")
+
+
+def test_agent_turns_reuse_the_generated_tokens_exactly(embedded):
+    """The reply to our agent prompt spells `<bash>` as `<` + `bash`; re-tokenized it would be `<b` + `ash`
+    and the cache would end there. The backend keeps the generated tokens, so the whole reply is reused."""
+    from agent.bench_workloads import session_workload
+
+    turns = session_workload().turns
+    messages = list(turns[0])
+    first = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=400, seed=1))
+    assert "<bash>" in first.text
+    messages += [first.as_message(), *turns[1]]
+    second = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=8, seed=1))
+    reused = second.timings.cached_prompt_tokens
+    assert reused >= first.timings.prompt_tokens + first.timings.completion_tokens - 2
+    assert second.timings.processed_prompt_tokens < 200  # the observation and the template's framing
