@@ -217,12 +217,12 @@ class TextProtocol:
     def close_stopped_call(self, completion: Completion, toolbox: Toolbox) -> Completion:
         """Put back the closing tag that a stop sequence cut off, so history shows well-formed calls."""
         text = completion.text
-        for tool in toolbox:
-            opened, closed = text.rfind(f"<{tool.name}"), text.rfind(f"</{tool.name}>")
-            if not tool.batchable and opened > closed and opened == max(text.rfind("<" + t.name) for t in toolbox):
-                tail = "" if text.endswith("\n") else "\n"
-                return completion.model_copy(update={"text": f"{text}{tail}</{tool.name}>"})
-        return completion
+        last = max(toolbox, key=lambda t: text.rfind(f"<{t.name}"))
+        opened = text.rfind(f"<{last.name}")
+        if opened == -1 or last.batchable or text.rfind(f"</{last.name}>") > opened:
+            return completion
+        tail = "" if text.endswith("\n") else "\n"
+        return completion.model_copy(update={"text": f"{text}{tail}</{last.name}>"})
 
     def api_tools(self, toolbox: Toolbox) -> list[dict[str, Any]] | None:
         return None

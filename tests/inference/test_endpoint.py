@@ -3,7 +3,6 @@ real 1.5B model), and the agent loop driven through it. Errors from dead endpoin
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -15,14 +14,9 @@ from agent.config import Config
 from agent.workflows import new_project
 from inference.backend import BackendError, Message, Sampling
 from inference.endpoint import EndpointBackend
+from inference.server import free_port
 
 pytestmark = pytest.mark.model
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
