@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 
 from agent.config import Config, user_config_path
 from agent.loop import Agent, AgentEvents
+from agent.memory import memory_section
 from agent.session import Transcript
 from agent.toolcalls import PROTOCOLS
 from inference.backend import ChatBackend, Sampling
@@ -18,6 +19,8 @@ from inference.fetch import fetch_model
 from inference.models import get_model
 from inference.profiles import get_profile, load_profiles
 from inference.server import ManagedServer, choose_engine
+from skills.loader import SkillCatalog, catalog_prompt, discover_skills
+from skills.tool import ActivateSkillTool
 from tools.base import Tool, ToolContext, ToolPolicy
 from tools.files import file_tools
 from tools.shell import BashTool
@@ -60,9 +63,13 @@ def default_tools() -> list[Tool]:
 def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transcript: Transcript | None = None,
                 events: AgentEvents | None = None, verify: Callable[[], str | None] | None = None) -> Agent:
     protocol = PROTOCOLS["text" if isinstance(backend, EmbeddedBackend) else config.protocol]()
+    catalog = discover_skills(workspace)
+    for problem in catalog.problems if events else []:
+        events.on_note(f"skill {problem.path}: {problem.reason}{' (skipped)' if problem.skipped else ''}")
+    tools, sections = workspace_extras(workspace, catalog)
     return Agent(
         backend,
-        default_tools(),
+        default_tools() + tools,
         ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
@@ -70,4 +77,15 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         transcript=transcript,
         events=events,
         verify=verify,
+        prompt_sections=sections,
     )
+
+
+def workspace_extras(workspace: Path, catalog: SkillCatalog | None = None) -> tuple[list[Tool], list[str]]:
+    """What this workspace adds to the agent, computed once per run so the system prompt stays one stable
+    prefix: the activate_skill tool when skills exist, the skill catalog (names and descriptions only) and
+    the project's AGENTS.md (or CLAUDE.md)."""
+    catalog = discover_skills(workspace) if catalog is None else catalog
+    tools: list[Tool] = [ActivateSkillTool(catalog)] if catalog.skills else []
+    sections = [s for s in (catalog_prompt(catalog), memory_section(workspace)) if s]
+    return tools, sections
