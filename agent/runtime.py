@@ -61,7 +61,9 @@ def default_tools() -> list[Tool]:
 
 
 def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transcript: Transcript | None = None,
-                events: AgentEvents | None = None, verify: Callable[[], str | None] | None = None) -> Agent:
+                events: AgentEvents | None = None, verify: Callable[[], str | None] | None = None,
+                extra_tools: list[Tool] | None = None) -> Agent:
+    """`extra_tools`: tools that live as long as the run, e.g. MCP servers' (see agent.mcp_setup.mcp_session)."""
     protocol = PROTOCOLS["text" if isinstance(backend, EmbeddedBackend) else config.protocol]()
     catalog = discover_skills(workspace)
     for problem in catalog.problems if events else []:
@@ -69,7 +71,7 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
     tools, sections = workspace_extras(workspace, catalog)
     return Agent(
         backend,
-        default_tools() + tools,
+        default_tools() + tools + (extra_tools or []),
         ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from agent import repo as gitrepo
 from agent.config import Config
 from agent.loop import AgentEvents, RunResult
+from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent
 from agent.session import Transcript, new_transcript_path
 from tools.shell import run_command
@@ -83,8 +84,10 @@ def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents |
     transcript = Transcript(path)
     transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}))
     try:
-        with backend_session(config) as backend:
-            agent = build_agent(config, backend, workspace, transcript=transcript, events=events, verify=verify)
+        note = events.on_note if events else (lambda text: None)
+        with backend_session(config) as backend, mcp_session(config, workspace, note) as mcp_tools:
+            agent = build_agent(config, backend, workspace, transcript=transcript, events=events, verify=verify,
+                                extra_tools=mcp_tools)
             return agent.run(task), path
     finally:
         transcript.close()

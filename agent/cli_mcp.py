@@ -1,0 +1,147 @@
+"""`agent mcp ...`: manage and check MCP server connections, and serve the agent itself over MCP."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agent.cli import EndpointOpt, ModelOpt, ProfileOpt, _fail, app, err
+from agent.mcp_setup import approvals, configured_servers, describe_status, log_dir, user_mcp_file
+from tools.mcp_config import MCPConfigError, MCPServerConfig, write_entry
+
+mcp_app = typer.Typer(help="Connect MCP servers to the agent, and serve the agent over MCP.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+
+ProjectOpt = typer.Option(None, "--project", help="The project folder: use its .mcp.json instead of your user file.")
+
+
+def _find(name: str, project: Path | None) -> MCPServerConfig:
+    loaded = configured_servers(project or Path.cwd())
+    server = next((s for s in loaded.servers if s.name == name), None)
+    if server is None:
+        known = ", ".join(s.name for s in loaded.servers) or "none"
+        problems = "".join(f"\n  {p}" for p in loaded.problems)
+        _fail(f"no MCP server named {name!r} (configured: {known}); add one with `agent mcp add`{problems}")
+    return server
+
+
+@mcp_app.command("list")
+def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
+    """Show configured servers: where they come from, what runs, and whether they are approved."""
+    loaded = configured_servers(project or Path.cwd())
+    store = approvals()
+    table = Table("name", "scope", "transport", "runs / reaches", "state")
+    for server in loaded.servers:
+        state = "disabled" if server.disabled else ("approved" if store.approved(server) else "needs approval")
+        table.add_row(server.name, server.scope, server.transport, server.launch_line(), state)
+    Console().print(table if loaded.servers else f"No MCP servers configured (user file: {user_mcp_file()}).")
+    for problem in loaded.problems:
+        err.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+
+
+@mcp_app.command("add")
+def mcp_add(
+    name: str = typer.Argument(..., help="Name for the server; its tools appear as NAME__tool."),
+    command: Optional[list[str]] = typer.Argument(None, help="For stdio: the command and its arguments, after `--`."),
+    url: Optional[str] = typer.Option(None, "--url", help="For streamable HTTP: the server's URL (e.g. http://127.0.0.1:8765/mcp)."),
+    env: Optional[list[str]] = typer.Option(None, "--env", "-e", help="KEY=VALUE for the server's environment; VALUE may be ${VAR}."),
+    header: Optional[list[str]] = typer.Option(None, "--header", help="'Name: value' HTTP header; value may be ${VAR}."),
+    project: Optional[Path] = typer.Option(None, "--project", help="Write to this project's .mcp.json instead of your user file."),
+) -> None:
+    """Add (or replace) a server: `agent mcp add time -- uvx mcp-server-time`, or `--url URL`."""
+    if bool(command) == bool(url):
+        _fail("give either a command after `--` (stdio) or --url (HTTP)")
+    raw: dict = {"url": url} if url else {"command": command[0], "args": command[1:]}
+    if env:
+        raw["env"] = dict(_split(item, "=", "--env KEY=VALUE") for item in env)
+    if header:
+        raw["headers"] = dict(_split(item, ":", "--header 'Name: value'") for item in header)
+    path = (project / ".mcp.json") if project else user_mcp_file()
+    try:
+        write_entry(path, name, raw)
+    except MCPConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"added {name!r} to {path}")
+
+
+def _split(item: str, sep: str, form: str) -> tuple[str, str]:
+    key, found, value = item.partition(sep)
+    if not found or not key.strip():
+        _fail(f"expected {form}, got {item!r}")
+    return key.strip(), value.strip()
+
+
+@mcp_app.command("remove")
+def mcp_remove(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
+    """Remove a server from your user file (or the project's .mcp.json with --project)."""
+    path = (project / ".mcp.json") if project else user_mcp_file()
+    try:
+        write_entry(path, name, None)
+    except MCPConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"removed {name!r} from {path}")
+
+
+@mcp_app.command("approve")
+def mcp_approve(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
+    """Allow a project's server to start (asked once per exact command; a changed command asks again)."""
+    server = _find(name, project)
+    approvals().approve(server)
+    typer.echo(f"approved {name!r}: {server.launch_line()}")
+
+
+@mcp_app.command("test")
+def mcp_test(
+    name: str = typer.Argument(...),
+    project: Optional[Path] = ProjectOpt,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Approve a project server without asking."),
+) -> None:
+    """Start one server, list its tools, and stop it: exit code 1 when it does not work."""
+    from agent.mcp_setup import ask_on_terminal
+    from tools.mcp_client import MCPHub
+
+    server = _find(name, project)
+    if not approvals().approved(server):
+        if not (yes or ask_on_terminal(server)):
+            _fail(f"{name!r} from {server.origin} is not approved; run with --yes after checking: {server.launch_line()}")
+        approvals().approve(server)
+    with MCPHub([server], log_dir()) as hub:
+        status = hub.statuses()[0]
+        err.print(describe_status(status), highlight=False)
+        if status.state != "ready":
+            raise typer.Exit(1)
+        table = Table("tool", "description")
+        for spec in hub.tools()[name]:
+            table.add_row(f"{name}__{spec.name}", (spec.description or "").strip().splitlines()[0][:100] if spec.description else "")
+        Console().print(table)
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
+    port: int = typer.Option(8765, "--port", help="HTTP port (with --http)."),
+    token: Optional[str] = typer.Option(None, "--token", envvar="DFLASH_AGENT_MCP_TOKEN",
+                                        help="Bearer token HTTP clients must send (default: a new random one, printed on stderr)."),
+    root: Optional[list[Path]] = typer.Option(None, "--root", help="Folders clients may ask the agent to work in (default: the current one)."),
+    model: Optional[str] = ModelOpt,
+    endpoint: Optional[str] = EndpointOpt,
+    profile: Optional[str] = ProfileOpt,
+) -> None:
+    """Serve the agent over MCP: tools run_task, new_project, list_skills. IDEs launch `agent mcp serve`."""
+    from agent.mcp_server import build_server, serve_http, serve_stdio
+
+    server = build_server(dict(model=model, endpoint=endpoint, profile=profile), roots=root)
+    if not http:
+        serve_stdio(server)
+        return
+    if not token:
+        token = secrets.token_urlsafe(24)
+        err.print(f"bearer token for this server: {token}  (set --token or DFLASH_AGENT_MCP_TOKEN to choose one)")
+    err.print(f"serving MCP at http://127.0.0.1:{port}/mcp (pid {os.getpid()})")
+    serve_http(server, port, token)

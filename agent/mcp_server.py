@@ -1,0 +1,206 @@
+"""The agent itself as an MCP server, for IDEs and desktop apps: run a task in a directory, create a new
+project, list skills. Served over stdio (what clients launch) or streamable HTTP on 127.0.0.1 with a bearer
+token. Everything human-readable goes to stderr: stdout is the protocol channel."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+import git
+
+from agent.config import ConfigError, load_config
+from agent.toolcalls import ParsedCall
+from inference.backend import BackendError, Completion
+from tools.base import ToolResult
+
+log = logging.getLogger("dflash-agent.mcp")
+MAX_DIFF_CHARS = 20_000
+
+
+class TestsReport(BaseModel):
+    command: str
+    passed: bool
+    output_tail: str
+
+
+class TaskReport(BaseModel):
+    """What an IDE shows after a run: the outcome, what changed, and whether the tests pass."""
+
+    status: str
+    summary: str
+    directory: str
+    changed_files: list[str]
+    diff_stat: str
+    diff: str
+    tests: TestsReport | None
+    steps: int
+    transcript: str
+
+
+class SkillInfo(BaseModel):
+    name: str
+    description: str
+    source: str
+
+
+class _ProgressEvents:
+    """Agent events from the worker thread, forwarded as MCP progress notifications."""
+
+    def __init__(self, report: Callable[[int, str], None]):
+        self.report = report
+
+    def on_text(self, text: str) -> None:
+        pass
+
+    def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
+        calls = ", ".join(c.name for c, _ in results) or "no tool call"
+        self.report(step, f"step {step}: {calls} ({completion.timings.completion_tokens} tokens)")
+
+    def on_note(self, text: str) -> None:
+        log.info(text)
+
+
+def build_server(overrides: dict[str, Any] | None = None, roots: list[Path] | None = None) -> MCPServer:
+    """`overrides` are config values for every run (model, endpoint, profile...); `roots` are the folders
+    clients may ask the agent to work in (default: the current directory)."""
+    allowed = [r.expanduser().resolve() for r in (roots or [Path.cwd()])]
+    server = MCPServer("dflash-agent", version="0.1.0",
+                       instructions="A local coding agent. run_task changes code in a git repository; "
+                                    "new_project builds a project in a new folder.")
+    one_run_at_a_time = anyio.Lock()  # the embedded model serves one generation at a time
+
+    def inside_roots(directory: str) -> Path:
+        path = Path(directory).expanduser().resolve()
+        if not any(path == r or path.is_relative_to(r) for r in allowed):
+            raise ToolError(f"{path} is outside the folders this server may work in "
+                            f"({', '.join(map(str, allowed))}); start it with --root {path.parent}")
+        return path
+
+    async def run_workflow(workflow, target: Path, text: str, max_steps: int | None, ctx: Context) -> TaskReport:
+        config_overrides = {**(overrides or {}), "max_steps": max_steps}
+        try:
+            config = load_config(target if target.exists() else None, config_overrides)
+        except ConfigError as exc:
+            raise ToolError(str(exc)) from exc
+        total = config.max_steps
+
+        def report(step: int, message: str) -> None:
+            anyio.from_thread.run(ctx.report_progress, step, total, message)
+
+        def work():
+            start = _head_commit(target)
+            result = workflow(target, text, config, _ProgressEvents(report))
+            return result, start
+
+        async with one_run_at_a_time:
+            try:
+                result, start = await anyio.to_thread.run_sync(work)
+            except (BackendError, ValueError, OSError) as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        return _report(result, start)
+
+    @server.tool()
+    async def run_task(task: str, directory: str, ctx: Context, max_steps: int | None = None) -> TaskReport:
+        """Run a coding task in an existing git repository (absolute path). Returns the outcome, changed
+        files, the diff and the test result. Progress is reported after each agent step."""
+        from agent.workflows import run_task as workflow
+
+        return await run_workflow(workflow, inside_roots(directory), task, max_steps, ctx)
+
+    @server.tool()
+    async def new_project(prompt: str, directory: str, ctx: Context, max_steps: int | None = None) -> TaskReport:
+        """Create a new project in a new or empty folder (absolute path) from a description; the agent writes
+        code and tests, runs them and commits."""
+        from agent.workflows import new_project as workflow
+
+        return await run_workflow(workflow, inside_roots(directory), prompt, max_steps, ctx)
+
+    @server.tool()
+    def list_skills(directory: str | None = None) -> list[SkillInfo]:
+        """The skills the agent can use: bundled, the user's, and the project's when `directory` is given."""
+        from skills.loader import discover_skills
+
+        catalog = discover_skills(inside_roots(directory) if directory else None)
+        return [SkillInfo(name=s.name, description=s.description, source=s.source) for s in catalog.skills]
+
+    return server
+
+
+def _report(result, start: str | None) -> TaskReport:
+    directory = Path(result.directory)
+    diff, changed = _changes_since(directory, start)
+    if len(diff) > MAX_DIFF_CHARS:
+        diff = diff[:MAX_DIFF_CHARS] + f"\n... [{len(diff) - MAX_DIFF_CHARS} more characters cut]"
+    tests = result.tests
+    return TaskReport(
+        status=result.run.status, summary=result.run.summary, directory=str(directory),
+        changed_files=result.files if start is None else changed,
+        diff_stat=result.diff_stat, diff=diff,
+        tests=TestsReport(command=tests.command, passed=tests.passed, output_tail=tests.output_tail) if tests else None,
+        steps=result.run.stats.steps, transcript=result.transcript)
+
+
+def _head_commit(directory: Path) -> str | None:
+    try:
+        return git.Repo(directory).head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+
+
+def _changes_since(directory: Path, start: str | None) -> tuple[str, list[str]]:
+    """The diff from `start` (or of the whole last commit, for a new project) to the working tree, and
+    the changed paths including new untracked files."""
+    repo = git.Repo(directory)
+    if start is None:
+        return (repo.git.show("--format=", "HEAD") if repo.head.is_valid() else ""), []
+    names = repo.git.diff("--name-only", start).splitlines() + repo.untracked_files
+    return repo.git.diff(start), sorted(set(names))
+
+
+class BearerTokenGuard:
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>` (constant-time compare)."""
+
+    def __init__(self, app, token: str):
+        self.app, self.expected = app, f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers", [])).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                from starlette.responses import JSONResponse
+
+                response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
+                                        headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    _log_to_stderr()
+    server.run()
+
+
+def serve_http(server: MCPServer, port: int, token: str) -> None:
+    """Streamable HTTP at http://127.0.0.1:PORT/mcp; loopback only, token required."""
+    import uvicorn
+
+    _log_to_stderr()
+    app = BearerTokenGuard(server.streamable_http_app(host="127.0.0.1"), token)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def _log_to_stderr() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")

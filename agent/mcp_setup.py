@@ -1,0 +1,83 @@
+"""Which MCP servers a run connects to: the user's file, the project's `.mcp.json` (approved once per exact
+command), started together for the run and stopped after it. Failures are reported and the run goes on."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import platformdirs
+
+from agent.config import Config, user_config_path
+from tools.mcp import MCPTool, mcp_tools
+from tools.mcp_client import MCPHub, ServerStatus
+from tools.mcp_config import Approvals, LoadedServers, MCPServerConfig, load_servers
+
+
+def user_mcp_file() -> Path:
+    return user_config_path().parent / "mcp.json"
+
+
+def approvals() -> Approvals:
+    return Approvals(Path(platformdirs.user_data_dir("dflash-agent")) / "mcp-approvals.json")
+
+
+def log_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("dflash-agent")) / "mcp-logs"
+
+
+def configured_servers(project: Path | None) -> LoadedServers:
+    return load_servers(user_mcp_file(), project)
+
+
+def ask_on_terminal(server: MCPServerConfig) -> bool:
+    """The approval question for a project server: the exact command, flagged as code execution."""
+    if not sys.stdin.isatty():
+        return False
+    print(f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
+          f"This runs code on your machine:\n\n    {server.launch_line()}\n", file=sys.stderr)
+    return input("Allow it (now and next time, until the command changes)? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], bool] = ask_on_terminal,
+                     note: Callable[[str], None] = lambda text: None) -> list[MCPServerConfig]:
+    """Enabled servers the user allows; a project server not approved yet is asked about (or skipped)."""
+    store, allowed = approvals(), []
+    for server in loaded.servers:
+        if server.disabled:
+            continue
+        if not store.approved(server):
+            if not ask(server):
+                note(f"MCP server {server.name!r} from {server.origin} is not approved, skipped; approve it with "
+                     f"`agent mcp approve {server.name}` after checking: {server.launch_line()}")
+                continue
+            store.approve(server)
+        allowed.append(server)
+    return allowed
+
+
+@contextmanager
+def mcp_session(config: Config, workspace: Path, note: Callable[[str], None] = lambda text: None) -> Iterator[list[MCPTool]]:
+    """The MCP tools for one run; every problem becomes a note, never an exception."""
+    if not config.mcp:
+        yield []
+        return
+    loaded = configured_servers(workspace)
+    for problem in loaded.problems:
+        note(f"MCP config problem (skipped): {problem}")
+    servers = approved_servers(loaded, note=note)
+    if not servers:
+        yield []
+        return
+    with MCPHub(servers, log_dir()) as hub:
+        for status in hub.statuses():
+            note(describe_status(status))
+        yield mcp_tools(hub)
+
+
+def describe_status(status: ServerStatus) -> str:
+    if status.state == "ready":
+        return f"MCP server {status.name!r}: {len(status.tools)} tools ({status.detail})"
+    return f"MCP server {status.name!r} skipped: {status.detail}"

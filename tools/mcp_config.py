@@ -1,0 +1,205 @@
+"""MCP server entries from the de-facto JSON files (`mcpServers`, or VS Code's `servers`), normalized.
+
+Values may use `${VAR}`, `${VAR:-default}` and `${env:VAR}`: that is the only way a secret from our own
+environment reaches a server. Servers from a project file run code the project chose, so each needs the
+user's approval once; the approval is tied to the exact command (or URL), so a changed entry asks again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class MCPConfigError(ValueError):
+    pass
+
+
+class MCPServerConfig(BaseModel):
+    """One server, as launched or reached: stdio (`command`) or HTTP (`url`)."""
+
+    name: str
+    transport: Literal["stdio", "http", "sse"]
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = {}
+    startup_timeout: float = 20.0
+    tool_timeout: float = 120.0
+    disabled: bool = False
+    origin: str = ""  # the file it came from
+    scope: Literal["user", "project"] = "user"
+
+    def launch_line(self) -> str:
+        """What will run (or be reached), exactly; env values are not shown, only their names."""
+        if self.transport == "stdio":
+            line = shlex.join([self.command or "", *self.args])
+            return line + (f"  (env: {', '.join(sorted(self.env))})" if self.env else "")
+        return f"{self.transport} {self.url}" + (f"  (headers: {', '.join(sorted(self.headers))})" if self.headers else "")
+
+    def fingerprint(self) -> str:
+        spec = [self.transport, self.command, self.args, sorted(self.env), self.cwd, self.url, sorted(self.headers)]
+        return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
+
+
+def expand(value: str, environ: dict[str, str] | None = None) -> str:
+    """`${VAR}` / `${VAR:-default}` / `${env:VAR}` from the environment; an unset variable without a
+    default is an error naming it (a server started with an empty token fails in confusing ways)."""
+    environ = os.environ if environ is None else environ
+
+    def substitute(match: re.Match) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise MCPConfigError(f"${{{name}}} is not set; export {name}=... or give a default: ${{{name}:-value}}")
+
+    if "${input:" in value:
+        raise MCPConfigError(f"VS Code ${{input:...}} prompts are not supported ({value!r}); use ${{ENV_VAR}} instead")
+    return _VAR.sub(substitute, value)
+
+
+def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "user",
+                environ: dict[str, str] | None = None) -> MCPServerConfig:
+    if not isinstance(raw, dict):
+        raise MCPConfigError(f"server {name!r} in {origin or 'config'}: expected an object, got {type(raw).__name__}")
+    kind = str(raw.get("type", "")).lower()
+    if raw.get("command"):
+        transport = "stdio"
+    elif raw.get("url"):
+        transport = "sse" if kind == "sse" else "http"
+    else:
+        raise MCPConfigError(f"server {name!r} in {origin or 'config'}: needs `command` (stdio) or `url` (HTTP)")
+    try:
+        entry = MCPServerConfig(
+            name=name,
+            transport=transport,
+            command=expand(str(raw["command"]), environ) if transport == "stdio" else None,
+            args=[expand(str(a), environ) for a in raw.get("args", [])],
+            env={str(k): expand(str(v), environ) for k, v in (raw.get("env") or {}).items()},
+            cwd=expand(str(raw["cwd"]), environ) if raw.get("cwd") else None,
+            url=expand(str(raw["url"]), environ) if transport != "stdio" else None,
+            headers={str(k): expand(str(v), environ) for k, v in (raw.get("headers") or {}).items()},
+            startup_timeout=float(raw.get("startup_timeout", raw.get("timeout", 20.0))),
+            tool_timeout=float(raw.get("tool_timeout", 120.0)),
+            disabled=bool(raw.get("disabled", False)) or raw.get("enabled") is False,
+            origin=origin,
+            scope=scope,
+        )
+    except (ValidationError, TypeError, ValueError) as exc:  # MCPConfigError included
+        raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {exc}") from None
+    return entry
+
+
+def read_file(path: Path) -> dict[str, dict[str, Any]]:
+    """The raw server entries of one file (`mcpServers` or `servers`); a missing file has none."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise MCPConfigError(f"{path} is not valid JSON: {exc}") from exc
+    servers = data.get("mcpServers", data.get("servers", {})) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise MCPConfigError(f"{path}: expected {{\"mcpServers\": {{name: {{...}}}}}}")
+    return servers
+
+
+class _AnyEnvironment(dict):
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> str:
+        return ""
+
+
+class LoadedServers(BaseModel):
+    servers: list[MCPServerConfig] = []
+    problems: list[str] = []  # entries that could not be read: reported, skipped
+
+
+def load_servers(user_file: Path, project: Path | None = None, environ: dict[str, str] | None = None) -> LoadedServers:
+    """User entries, then project entries (a project entry replaces a user entry of the same name)."""
+    sources = [(user_file, "user")] + [(project / name, "project") for name in PROJECT_FILES if project]
+    found: dict[str, MCPServerConfig] = {}
+    loaded = LoadedServers()
+    for path, scope in sources:
+        try:
+            entries = read_file(path)
+        except MCPConfigError as exc:
+            loaded.problems.append(str(exc))
+            continue
+        for name, raw in entries.items():
+            try:
+                entry = parse_entry(name, raw, str(path), scope, environ)
+                if scope == "project" and entry.cwd is None:
+                    entry.cwd = str(project)  # relative paths in a project's file mean the project's
+                found[name] = entry
+            except MCPConfigError as exc:
+                loaded.problems.append(str(exc))
+    loaded.servers = list(found.values())
+    return loaded
+
+
+def write_entry(path: Path, name: str, raw: dict[str, Any] | None) -> None:
+    """Add, replace (`raw`) or remove (`None`) one entry, keeping the rest of the file as it was."""
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    key = "servers" if "servers" in data and "mcpServers" not in data else "mcpServers"
+    servers = data.setdefault(key, {})
+    if raw is None:
+        if name not in servers:
+            raise MCPConfigError(f"no server named {name!r} in {path}")
+        del servers[name]
+    else:
+        parse_entry(name, raw, str(path), environ=_AnyEnvironment())  # shape only: variables may be set later
+        servers[name] = raw
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+class Approvals:
+    """Which project servers the user allowed to start, by (project, name) -> fingerprint."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def _load(self) -> dict[str, str]:
+        try:
+            return json.loads(self.path.read_text()) if self.path.is_file() else {}
+        except json.JSONDecodeError:
+            return {}
+
+    @staticmethod
+    def _key(server: MCPServerConfig) -> str:
+        return f"{server.origin}::{server.name}"
+
+    def approved(self, server: MCPServerConfig) -> bool:
+        return server.scope == "user" or self._load().get(self._key(server)) == server.fingerprint()
+
+    def approve(self, server: MCPServerConfig) -> None:
+        data = self._load()
+        data[self._key(server)] = server.fingerprint()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def sanitize_name(name: str, limit: int = 64) -> str:
+    """Tool names as function calling accepts them: `[A-Za-z0-9_-]`, at most `limit` characters."""
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", name).strip("_") or "tool"
+    if len(clean) > limit:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:6]
+        clean = clean[: limit - 7] + "_" + digest
+    return clean
