@@ -34,6 +34,10 @@ class Config(BaseModel):
     command_timeout: float = 120.0
     model_sources: list[str] = []  # e.g. ["pypi", "huggingface"]; empty: the catalog's order
     offline: bool = False
+    branch: str = "agent/{slug}-{id}"  # each run's own branch; {slug}: from the task, {id}: a random run id
+    current_branch: bool = False  # commit on the checked-out branch instead of a new one
+    checkpoints: Literal["keep", "squash"] = "keep"  # a commit per step that changed files, or one at the end
+    dirty: Literal["stash", "refuse"] = "stash"  # uncommitted work at start: stashed and restored, or refused
     mcp: bool = True  # connect the MCP servers from mcp.json / .mcp.json (see `agent mcp list`)
 
 

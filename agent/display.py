@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
+from agent.checkpoints import GitReport
 from agent.loop import RunResult
 from agent.toolcalls import ParsedCall
 from agent.workflows import WorkflowResult
@@ -86,10 +87,24 @@ def print_summary(console: Console, result: WorkflowResult) -> None:
         console.print("  tests:    none found")
     if result.diff_stat:
         console.print("  diff:     " + result.diff_stat.replace("\n", "\n            "))
-    if result.commit:
+    if result.git:
+        print_git(console, result.git)
+    elif result.commit:
         console.print(f"  commit:   {result.commit[:12]}")
     console.print(
         f"  steps {s.steps} · tokens {s.prompt_tokens} prompt ({s.cache_reuse:.0%} cached after turn 1) / "
         f"{s.completion_tokens} generated · {s.tokens_per_second:.1f} tok/s · wall {run.wall_seconds:.0f}s"
     )
     console.print(f"  transcript: {result.transcript}")
+
+
+def print_git(console: Console, git: GitReport) -> None:
+    """Where the run's work is, how many checkpoints, and what happened to the user's own changes."""
+    kind = "squashed into 1 commit" if git.squashed else f"{len(git.checkpoints)} checkpoint{'s' * (len(git.checkpoints) != 1)}"
+    where = f"{git.branch} ({kind}, from {git.start_commit[:10]}" + (f" on {git.start_branch})" if git.start_branch else ")")
+    console.print(f"  branch:   {where if git.branch else 'none: the changes were not kept'}", highlight=False)
+    if git.head:
+        undo = "agent undo" if git.checked_out == git.branch else f"agent undo --branch {git.branch}"
+        console.print(f"  commit:   {git.head[:12]}  ·  checked out: {git.checked_out}  ·  undo a step: {undo}", highlight=False)
+    for note in git.notes:
+        console.print(f"  git:      {note}", highlight=False)

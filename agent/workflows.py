@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
 from pydantic import BaseModel
 
 from agent import repo as gitrepo
+from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
 from agent.loop import AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent
 from agent.session import Transcript, new_transcript_path
+from inference.backend import ChatBackend
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
 
@@ -40,6 +43,7 @@ class WorkflowResult(BaseModel):
     commit: str | None
     diff_stat: str
     transcript: str
+    git: GitReport | None = None  # branch, checkpoints and what happened to the user's work (`run` only)
 
 
 def new_project(directory: Path, prompt: str, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
@@ -57,13 +61,23 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     return _result(directory, result, tests, commit, "", transcript)
 
 
-def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
-    """Run one task headless on an existing git repository; the changes are left in the working tree."""
+def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None, *,
+             backend: ChatBackend | None = None) -> WorkflowResult:
+    """Run one task headless on an existing git repository, on its own branch with a checkpoint commit per
+    step that changed files (see agent/checkpoints.py); uncommitted work found at start is put aside first.
+    `backend`: an open backend to use instead of the one the config names."""
     repository = repository.expanduser().resolve()
-    repo = gitrepo.open_repo(repository)
-    result, transcript = _run_agent(repository, task, config, events, _tests_gate(repository, config, required=False))
-    tests = run_project_tests(repository, config.command_timeout)
-    return _result(repository, result, tests, None, gitrepo.diff_stat(repo), transcript, gitrepo.changed_files(repo))
+    git_run = GitRun(repository, task, config)
+    try:
+        result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
+                                        _tests_gate(repository, config, required=False), backend)
+        tests = run_project_tests(repository, config.command_timeout)
+    except BaseException:
+        git_run.abandon()
+        raise
+    outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
+    report = git_run.finish(f"Run: {result.status}, {outcome}.\n\n{result.summary}")
+    return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
 
 
 def _tests_gate(workspace: Path, config: Config, required: bool) -> Callable[[], str | None]:
@@ -79,13 +93,16 @@ def _tests_gate(workspace: Path, config: Config, required: bool) -> Callable[[],
 
 
 def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
-               verify: Callable[[], str | None]) -> tuple[RunResult, Path]:
-    path = new_transcript_path(workspace.name)
+               verify: Callable[[], str | None], backend: ChatBackend | None = None,
+               label: str | None = None) -> tuple[RunResult, Path]:
+    """One agent run; `backend` shares an already open backend (a refactor's server) instead of opening one."""
+    path = new_transcript_path(label or workspace.name)
     transcript = Transcript(path)
     transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}))
     try:
         note = events.on_note if events else (lambda text: None)
-        with backend_session(config) as backend, mcp_session(config, workspace, note) as mcp_tools:
+        opened = nullcontext(backend) if backend else backend_session(config)
+        with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
             agent = build_agent(config, backend, workspace, transcript=transcript, events=events, verify=verify,
                                 extra_tools=mcp_tools)
             return agent.run(task), path
@@ -103,16 +120,19 @@ def detect_test_command(workspace: Path) -> str | None:
 
 def run_project_tests(workspace: Path, timeout: float) -> TestOutcome | None:
     command = detect_test_command(workspace)
-    if command is None:
-        return None
+    return None if command is None else run_verification(workspace, command, timeout)
+
+
+def run_verification(workspace: Path, command: str, timeout: float) -> TestOutcome:
+    """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output."""
     outcome = run_command(command, workspace, timeout, max_output=4000)
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
 
 
 def _result(directory: Path, run: RunResult, tests: TestOutcome | None, commit: str | None, stat: str,
-            transcript: Path, files: list[str] | None = None) -> WorkflowResult:
+            transcript: Path, files: list[str] | None = None, git: GitReport | None = None) -> WorkflowResult:
     if files is None:
         files = [relative(directory, p) for p in iter_files(directory, directory)]
     return WorkflowResult(directory=str(directory), run=run, files=files, tests=tests, commit=commit,
-                          diff_stat=stat, transcript=str(transcript))
+                          diff_stat=stat, transcript=str(transcript), git=git)
