@@ -1,0 +1,109 @@
+"""The agent as an MCP server, driven by the real `mcp.Client`: in memory, over stdio as a subprocess (with a
+real model run), and over streamable HTTP with and without the bearer token."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import git
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from agent.mcp_server import build_server
+from inference.server import free_port
+
+AGENT = str(Path(sys.executable).parent / "agent")
+
+
+def make_repo(path: Path) -> Path:
+    repo = git.Repo.init(path)
+    (path / "README.md").write_text("# demo\n")
+    repo.index.add(["README.md"])
+    repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    return path
+
+
+def test_in_memory_tools_skills_and_root_refusal(tmp_path):
+    async def main():
+        async with Client(build_server(roots=[tmp_path])) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"run_task", "new_project", "list_skills"} <= names
+            skills = await client.call_tool("list_skills", {})
+            assert not skills.is_error
+            listed = {s["name"] for s in skills.structured_content["result"]}
+            assert "verify-before-finish" in listed
+            outside = await client.call_tool("run_task", {"task": "x", "directory": "/etc"})
+            assert outside.is_error and "outside the folders" in outside.content[0].text
+
+    anyio.run(main)
+
+
+@pytest.mark.model
+def test_stdio_subprocess_runs_a_real_task_with_progress(tmp_path, qwen_path):
+    repo = make_repo(tmp_path / "repo")
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, message))
+
+    async def main():
+        params = StdioServerParameters(command=AGENT, args=["mcp", "serve", "--root", str(tmp_path)])
+        async with Client(params, read_timeout_seconds=600) as client:
+            assert "run_task" in {t.name for t in (await client.list_tools()).tools}
+            return await client.call_tool(
+                "run_task",
+                {"task": "Create a file named hello.txt whose only line is: hello from mcp. Then call finish.",
+                 "directory": str(repo), "max_steps": 4},
+                progress_callback=on_progress)
+
+    result = anyio.run(main)
+    assert not result.is_error, result.content
+    report = result.structured_content
+    assert report["steps"] >= 1 and len(progress) == report["steps"]  # one notification per agent step
+    assert progress[0][1].startswith("step 1:")
+    assert report["status"] in ("finished", "step_limit")
+    hello = repo / "hello.txt"
+    assert ("hello.txt" in report["changed_files"]) == hello.exists()
+    if hello.exists():
+        assert "hello from mcp" in hello.read_text() and "+hello from mcp" in report["diff"]
+
+
+def test_http_needs_the_bearer_token(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([AGENT, "mcp", "serve", "--http", "--port", str(port), "--token", "t0ken", "--root", str(tmp_path)],
+                            stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status = httpx2.post(url, json={}, timeout=2).status_code
+                break
+            except httpx2.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not come up"
+                time.sleep(0.3)
+        assert status == 401
+
+        async def with_token():
+            async with httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http:
+                async with Client(streamable_http_client(url, http_client=http)) as client:
+                    return {t.name for t in (await client.list_tools()).tools}
+
+        assert "run_task" in anyio.run(with_token)
+
+        async def without_token():
+            async with Client(url) as client:
+                await client.list_tools()
+
+        with pytest.raises(Exception) as failure:
+            anyio.run(without_token)
+        assert "error response" in repr(failure.value)  # the SDK's wording for the 401 checked above
+    finally:
+        proc.terminate()
+        proc.wait(10)
