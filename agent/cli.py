@@ -110,6 +110,7 @@ def models_pull(
 
 # engine, serve, bench and doctor live in their own module; importing it registers them on `app`
 from agent import cli_inference, cli_mcp, cli_skills  # noqa: E402,F401
+from agent import cli_git  # noqa: E402,F401  (undo, refactor)
 
 
 if __name__ == "__main__":  # pragma: no cover
