@@ -45,6 +45,7 @@ def params_model(tool_name: str, schema: dict[str, Any]) -> type[BaseModel]:
         if annotation in (list, dict, Any):
             annotation = Annotated[annotation, BeforeValidator(_json_if_text)]
         description = untrusted_text(str(spec.get("description", "")), 160) if isinstance(spec, dict) else ""
+        description = f"{description or name} ({kind})" if isinstance(kind, str) else description
         default = ... if name in required else None
         fields[name] = (annotation if name in required else annotation | None, Field(default, description=description or None))
     config = ConfigDict(extra="allow", protected_namespaces=())
