@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from tools.sandbox import SandboxPolicy
+
 
 class ToolResult(BaseModel):
     output: str
@@ -33,6 +35,7 @@ class ToolPolicy(BaseModel):
     command_timeout: float = 120.0
     max_output_chars: int = 12_000
     max_read_lines: int = 400
+    sandbox: SandboxPolicy = SandboxPolicy()  # where commands may reach (tools/sandbox.py)
 
 
 @dataclass

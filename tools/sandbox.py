@@ -1,0 +1,384 @@
+"""Where a command may reach: bubblewrap around it on Linux, and a bound on how many processes it may start.
+
+`wrap_command(argv, workspace, policy)` turns a command into the argv that runs it under the policy, plus a
+`cleanup` to call once it has ended. Under bubblewrap (`bwrap`, Debian package `bubblewrap`) the whole
+filesystem is read-only, `/tmp` is a private tmpfs, the workspace is writable (`workspace-write`) or not
+(`read-only`) while its `.git` stays read-only, the usual secret locations in `$HOME` are hidden, there is no
+network unless the policy allows it, the command gets its own PID namespace (everything in it dies when the
+command ends) and no capabilities (root included). `full-access` runs the command as it is.
+
+The process limit is a separate, best-effort chain, probed once: a cgroup v1 `pids` controller we may write
+to, a delegated cgroup v2 subtree, `systemd-run --user --scope -p TasksMax=N`, and RLIMIT_NPROC (which the
+kernel does not enforce for root). `sandbox_status()` says what is in force (`agent doctor` prints it).
+
+This module imports nothing from the rest of the project (tools.base imports it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+from pydantic import BaseModel, Field
+
+SandboxMode = Literal["read-only", "workspace-write", "full-access"]
+
+BWRAP = "bwrap"  # looked up on PATH; tests point it at a missing binary to take the no-sandbox path
+
+# Relative to $HOME: credentials a command has no business reading. Directories are covered by an empty
+# read-only tmpfs, files by /dev/null; only those that exist.
+HIDDEN_IN_HOME = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
+    ".config/git/credentials", ".config/gh", ".config/hub", ".cache/huggingface/token", ".huggingface/token",
+    ".npmrc", ".yarnrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".m2/settings.xml",
+    ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/dflash-agent",
+)
+
+INSTALL_HINT = (
+    "install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu) or `sudo dnf install bubblewrap` "
+    "(Fedora/RHEL). macOS has no bubblewrap: there commands always run unsandboxed (own process group, "
+    "timeout, allow-listed environment, but full access to your files and the network). "
+    "Set sandbox = \"full-access\" in the config to run unsandboxed on purpose and silence this warning"
+)
+
+
+class SandboxPolicy(BaseModel):
+    """What a command may touch. Part of `ToolPolicy` (tools.base)."""
+
+    mode: SandboxMode = "workspace-write"
+    network: bool = False
+    max_processes: int = Field(default=256, ge=0, description="processes+threads per command; 0: no limit")
+    extra_writable: list[str] = []  # more folders writable in workspace-write mode
+    allow_env: list[str] = []  # environment names (or NAME_* patterns) commands may see (config `tool_env`)
+
+
+# --- bubblewrap ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BwrapProbe:
+    path: str | None
+    version: str | None = None
+    problem: str | None = None  # why it cannot be used
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+_bwrap_probes: dict[str, BwrapProbe] = {}
+
+
+def probe_bwrap(name: str | None = None) -> BwrapProbe:
+    """Find bwrap and run one tiny sandbox with every flag we use; cached per binary name."""
+    name = name or BWRAP
+    if name in _bwrap_probes:
+        return _bwrap_probes[name]
+    if not sys.platform.startswith("linux"):
+        probe = BwrapProbe(None, problem=f"bubblewrap is Linux-only (this is {sys.platform})")
+    elif (path := shutil.which(name)) is None:
+        probe = BwrapProbe(None, problem=f"bubblewrap ({name}) is not installed")
+    else:
+        probe = _self_test(path)
+    _bwrap_probes[name] = probe
+    return probe
+
+
+def _self_test(path: str) -> BwrapProbe:
+    try:
+        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        test = subprocess.run(
+            [*_bwrap_base(path), "--unshare-net", "--", "true"],
+            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return BwrapProbe(path, problem=f"{path} could not run: {exc}")
+    if test.returncode != 0:
+        why = (test.stderr.strip().splitlines() or [f"exit code {test.returncode}"])[-1]
+        return BwrapProbe(path, version or None, problem=f"{path} fails its self-test ({why}); user namespaces "
+                          "may be disabled (sysctl kernel.unprivileged_userns_clone / apparmor) or this is a container")
+    return BwrapProbe(path, version or "bubblewrap")
+
+
+def _bwrap_base(path: str) -> list[str]:
+    """The part of every sandbox that does not depend on the workspace or policy."""
+    args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for covered in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
+        args += ["--ro-bind-try", covered, covered]  # kernel tunables stay read-only, even for uid 0
+    return args + ["--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
+                   "--cap-drop", "ALL"]
+
+
+def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None) -> list[str]:
+    """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write)."""
+    workspace = Path(workspace).resolve()
+    home = Path(home or Path.home())
+    args = _bwrap_base(bwrap)
+    if _under(home, Path("/tmp")) and home.is_dir():
+        args += ["--ro-bind", str(home), str(home)]  # a $HOME below /tmp stays visible (read-only)
+    writable = policy.mode == "workspace-write"
+    args += ["--bind" if writable else "--ro-bind", str(workspace), str(workspace)]
+    git = workspace / ".git"
+    if writable and (git.exists() or git.is_symlink()):
+        args += ["--ro-bind", str(git.resolve()), str(git)]
+    if writable:
+        for extra in policy.extra_writable:
+            path = Path(extra).expanduser().resolve()
+            if path.exists():
+                args += ["--bind", str(path), str(path)]
+    for secret in hidden_paths(home):
+        args += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else \
+                ["--ro-bind", "/dev/null", str(secret)]
+    if not policy.network:
+        args.append("--unshare-net")
+    return args + ["--chdir", str(workspace), "--", *argv]
+
+
+def hidden_paths(home: Path) -> list[Path]:
+    """The secret locations under `home` (and the agent's config dir) that exist, symlinks resolved."""
+    candidates = [home / rel for rel in HIDDEN_IN_HOME]
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        candidates += [Path(xdg) / "dflash-agent", Path(xdg) / "gh"]
+    seen: list[Path] = []
+    for path in candidates:
+        if path.exists():
+            real = path.resolve()
+            if real not in seen and real != Path("/"):
+                seen.append(real)
+    return seen
+
+
+def _under(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+# --- process limit ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProcessLimiter:
+    """One way to bound a command's process count; `prepare(n)` gives an argv prefix and a cleanup."""
+
+    kind: Literal["cgroup-v1", "cgroup-v2", "systemd-run", "rlimit", "none"]
+    description: str
+    parent: Path | None = None  # cgroup folder under which each command gets its own group
+
+    def prepare(self, limit: int) -> tuple[list[str], Callable[[], None]]:
+        if limit <= 0 or self.kind == "none":
+            return [], _nothing
+        if self.kind in ("cgroup-v1", "cgroup-v2"):
+            group = self.parent / f"dflash-agent-{os.getpid()}-{next(_group_ids)}"
+            try:
+                group.mkdir()
+                (group / "pids.max").write_text(str(limit))
+            except OSError:
+                _remove_group(group)
+                return [], _nothing
+            # The wrapper shell joins the group, then becomes the command: everything it starts is counted.
+            join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
+            return ["sh", "-c", join, "sh", str(group / "cgroup.procs")], lambda: _remove_group(group)
+        if self.kind == "systemd-run":
+            return ["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", f"TasksMax={limit}", "--"], _nothing
+        # RLIMIT_NPROC counts every task of the user, so the limit is what runs now plus the allowance.
+        ceiling = _user_tasks() + limit
+        return ["bash", "-c", 'ulimit -S -u "$1" 2>/dev/null; shift; exec "$@"', "bash", str(ceiling)], _nothing
+
+
+_group_ids = itertools.count()
+_limiter: ProcessLimiter | None = None
+
+
+def _nothing() -> None:
+    pass
+
+
+def _remove_group(group: Path) -> None:
+    """Kill whatever is still in the group (a process that left our process group), then remove it."""
+    deadline = time.monotonic() + 3
+    while True:
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+
+
+def process_limiter() -> ProcessLimiter:
+    """The first process limit that works here (probed once per process)."""
+    global _limiter
+    if _limiter is None:
+        _limiter = _cgroup_v1() or _cgroup_v2() or _systemd_scope() or _rlimit() or ProcessLimiter(
+            "none", "none: running as root (RLIMIT_NPROC is not enforced for uid 0) without a writable pids "
+                    "cgroup or systemd user scope; a fork bomb is bounded only by the timeout")
+    return _limiter
+
+
+def _own_cgroup(controller: str) -> str | None:
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            wanted = controller in controllers.split(",") if controller else controllers == ""  # "": cgroup v2
+            if wanted:
+                return path
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _try_group_in(parent: Path) -> bool:
+    probe = parent / f"dflash-agent-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        (probe / "pids.max").write_text("16")
+        return True
+    except OSError:
+        return False
+    finally:
+        _remove_group(probe)
+
+
+def _cgroup_v1() -> ProcessLimiter | None:
+    root = Path("/sys/fs/cgroup/pids")
+    own = _own_cgroup("pids")
+    if own is None or not (root / "cgroup.procs").exists():
+        return None
+    parent = root / own.lstrip("/")
+    if os.access(parent, os.W_OK) and _try_group_in(parent):
+        return ProcessLimiter("cgroup-v1", f"cgroup v1 pids controller (pids.max per command under {parent})", parent)
+    return None
+
+
+def _cgroup_v2() -> ProcessLimiter | None:
+    root = Path("/sys/fs/cgroup")
+    own = _own_cgroup("")
+    if own is None or not (root / "cgroup.controllers").exists():
+        return None
+    parent = root / own.lstrip("/")
+    try:
+        if "pids" not in (parent / "cgroup.subtree_control").read_text().split():
+            return None  # not delegated to us with pids enabled (enabling it here would move our own process)
+    except OSError:
+        return None
+    if os.access(parent, os.W_OK) and _try_group_in(parent):
+        return ProcessLimiter("cgroup-v2", f"cgroup v2 pids controller (delegated subtree {parent})", parent)
+    return None
+
+
+def _systemd_scope() -> ProcessLimiter | None:
+    if not shutil.which("systemd-run"):
+        return None
+    try:
+        done = subprocess.run(["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=16", "--", "true"],
+                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return ProcessLimiter("systemd-run", "systemd user scope (systemd-run --user --scope -p TasksMax=N)")
+
+
+def _rlimit() -> ProcessLimiter | None:
+    if os.geteuid() == 0 or not shutil.which("bash"):
+        return None
+    return ProcessLimiter("rlimit", "RLIMIT_NPROC (ulimit -u: tasks of this user now + the allowance)")
+
+
+def _user_tasks() -> int:
+    uid, count = os.getuid(), 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += sum(1 for _ in (entry / "task").iterdir())
+            except OSError:
+                pass
+    return count
+
+
+# --- putting it together ------------------------------------------------------------------------------
+
+
+@dataclass
+class WrappedCommand:
+    argv: list[str]
+    sandboxed: bool  # runs under bubblewrap
+    cleanup: Callable[[], None] = _nothing  # call once the command has ended (and its group is killed)
+    env: dict[str, str] = field(default_factory=dict)  # environment overrides for inside the sandbox
+    warning: str | None = None  # set the first time a command runs unsandboxed against the policy
+
+
+_warned = False
+
+
+def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None, *, home: Path | None = None) -> WrappedCommand:
+    """`argv` as it runs under `policy` (None: as it is). Without a usable bwrap the command still runs,
+    unsandboxed, and a warning is printed once per process."""
+    if policy is None:
+        return WrappedCommand(list(argv), sandboxed=False)
+    prefix, cleanup = process_limiter().prepare(policy.max_processes)
+    if policy.mode == "full-access":
+        return WrappedCommand([*prefix, *argv], sandboxed=False, cleanup=cleanup)
+    probe = probe_bwrap()
+    if not probe.ok:
+        return WrappedCommand([*prefix, *argv], sandboxed=False, cleanup=cleanup, warning=_warn_once(probe))
+    inner = bwrap_argv(probe.path, list(argv), workspace, policy, home)
+    return WrappedCommand([*prefix, *inner], sandboxed=True, cleanup=cleanup, env={"TMPDIR": "/tmp"})
+
+
+def _warn_once(probe: BwrapProbe) -> str | None:
+    global _warned
+    if _warned:
+        return None
+    _warned = True
+    message = f"warning: commands run WITHOUT a sandbox: {probe.problem}; {INSTALL_HINT}."
+    print(message, file=sys.stderr, flush=True)
+    return message
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    available: bool
+    bwrap: str | None
+    version: str | None
+    problem: str | None
+    process_limit: str
+
+    def summary(self) -> str:
+        where = (f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network)"
+                 if self.available else f"NONE: {self.problem}; {INSTALL_HINT}")
+        return f"{where}; process limit: {self.process_limit}"
+
+
+def sandbox_status() -> SandboxStatus:
+    """What is in force on this machine: bubblewrap (path, version) or why not, and the process limit."""
+    probe = probe_bwrap()
+    return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description)
