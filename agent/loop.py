@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 from agent.prompt import system_prompt, task_message
 from agent.session import Transcript
 from agent.toolcalls import ParsedCall, TextProtocol
-from inference.backend import BackendError, ChatBackend, Completion, Message, Sampling, Timings
+from agent.context import trim_observations
+from inference.backend import BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
 
@@ -70,7 +71,7 @@ class RunStats(BaseModel):
 
 
 class RunResult(BaseModel):
-    status: Literal["finished", "step_limit", "stuck", "error"]
+    status: Literal["finished", "step_limit", "stuck", "error", "interrupted"]
     summary: str
     stats: RunStats
     wall_seconds: float
@@ -102,11 +103,17 @@ class Agent:
         messages: list[Message] = []
         for message in history or [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files))]:
             self._append(messages, message)
+        try:
+            return self._steps(messages, stats, started)
+        except KeyboardInterrupt:  # recorded, then passed on: the caller decides what Ctrl-C means
+            self._end("interrupted", "interrupted by the user (Ctrl-C)", stats, started)
+            raise
+
+    def _steps(self, messages: list[Message], stats: RunStats, started: float) -> RunResult:
         sampling, stuck = self.sampling, 0
         for step in range(1, self.max_steps + 1):
             try:
-                completion = self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling,
-                                                   self.events.on_text if self.events else None)
+                completion = self._complete(messages, sampling)
             except BackendError as exc:
                 return self._end("error", f"{type(exc).__name__}: {exc}", stats, started)
             completion = self.protocol.close_stopped_call(completion, self.toolbox)
@@ -136,6 +143,18 @@ class Agent:
             for message in observations:
                 self._append(messages, message)
         return self._end("step_limit", f"stopped after {self.max_steps} steps without finish", stats, started)
+
+    def _complete(self, messages: list[Message], sampling: Sampling) -> Completion:
+        """Ask the model; when the conversation outgrows the context, trim old observations and ask again."""
+        while True:
+            try:
+                return self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling,
+                                             self.events.on_text if self.events else None)
+            except ContextOverflow as exc:
+                trimmed = trim_observations(messages)
+                if trimmed is None:
+                    raise
+                self._note(f"the conversation outgrew the context ({exc}); {trimmed}")
 
     def _run_calls(self, calls: list[ParsedCall]) -> list[tuple[ParsedCall, ToolResult]]:
         """Run calls in order; `finish` is refused when an earlier call in the same reply failed, or when

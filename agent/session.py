@@ -27,18 +27,27 @@ class Transcript:
 
     def __init__(self, path: Path):
         self.path = path
+        self.error: str | None = None  # set when writing failed (disk full): the run goes on without it
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = path.open("a", encoding="utf-8")
 
     def write(self, kind: str, **data: Any) -> None:
-        self._fh.write(json.dumps({"type": kind, "time": time.time(), **data}, default=str) + "\n")
-        self._fh.flush()
+        if self.error:
+            return
+        try:
+            self._fh.write(json.dumps({"type": kind, "time": time.time(), **data}, default=str) + "\n")
+            self._fh.flush()
+        except OSError as exc:  # a full disk must not end the run and lose the work in the workspace
+            self.error = f"transcript {self.path} stopped being written: {exc}"
 
     def message(self, message: Message) -> None:
         self.write("message", message=message.model_dump(exclude_defaults=True))
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as exc:
+            self.error = self.error or f"transcript {self.path} could not be closed: {exc}"
 
 
 def load_messages(path: Path) -> list[Message]:

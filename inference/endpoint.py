@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import httpx
 import openai
 
 from inference.backend import (
@@ -26,7 +27,9 @@ from inference.backend import (
 class EndpointBackend:
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 600.0):
         self.base_url = base_url.rstrip("/")
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0)
+        self.timeout = timeout  # the longest silence accepted from the engine (connects fail after 10 s)
+        self.client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key", max_retries=0,
+                                    timeout=httpx.Timeout(timeout, connect=10.0))
         self.model = model or self._first_model()
         self.name = f"endpoint:{self.base_url}"
 
@@ -70,8 +73,12 @@ class EndpointBackend:
             request["tools"] = tools
         try:
             return self._stream(request, on_text)
-        except openai.APIConnectionError as exc:
-            raise BackendError(f"lost the connection to {self.base_url} ({exc}); is the server still running?") from exc
+        except openai.APITimeoutError as exc:
+            raise BackendError(f"{self.base_url} sent nothing for {self.timeout:.0f} s: the engine is hung or overloaded; "
+                               "check its log, restart it, then resume the run") from exc
+        except (openai.APIConnectionError, httpx.TransportError) as exc:  # httpx: the stream broke mid-reply
+            raise BackendError(f"lost the connection to {self.base_url} ({type(exc).__name__}: {exc}); the engine "
+                               "stopped or crashed: check its log, restart it, then resume the run") from exc
         except openai.APIStatusError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             error = body.get("error", body) if isinstance(body, dict) else {}
