@@ -185,6 +185,8 @@ def doctor() -> None:
         console.print(f"  GPU {gpu.name} (sm {gpu.compute_cap}): {gpu.memory_free / 1e9:.1f} of {gpu.memory_total / 1e9:.1f} GB free")
     if not hw.gpus:
         console.print("  no NVIDIA GPU found (nvidia-smi)")
+    from tools.sandbox import sandbox_status
+    console.print(f"[bold]sandbox[/bold]  {sandbox_status().summary()}", highlight=False)
     engines = list_engines()
     console.print(f"[bold]engines[/bold]  {len(engines) or 'none built: `agent engine build`'}")
     for e in engines:

@@ -39,6 +39,9 @@ class Config(BaseModel):
     checkpoints: Literal["keep", "squash"] = "keep"  # a commit per step that changed files, or one at the end
     dirty: Literal["stash", "refuse"] = "stash"  # uncommitted work at start: stashed and restored, or refused
     mcp: bool = True  # connect the MCP servers from mcp.json / .mcp.json (see `agent mcp list`)
+    sandbox: Literal["read-only", "workspace-write", "full-access"] = "workspace-write"  # commands under bubblewrap
+    network: bool = False  # commands may reach the network (sandboxed modes)
+    tool_env: list[str] = []  # environment names (or NAME_* patterns) commands see besides the allow-list
 
 
 def user_config_path() -> Path:

@@ -72,7 +72,8 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
     return Agent(
         backend,
         default_tools() + tools + (extra_tools or []),
-        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout)),
+        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox={
+            "mode": config.sandbox, "network": config.network, "allow_env": config.tool_env})),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
         max_steps=config.max_steps,

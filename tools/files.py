@@ -28,6 +28,13 @@ def read_text(path: Path, shown_as: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def refuse_when_read_only(ctx: ToolContext, shown_as: str) -> None:
+    """File tools run in-process, not under bubblewrap: the read-only sandbox mode is enforced here."""
+    if ctx.policy.sandbox.mode == "read-only":
+        raise ToolError(f"cannot change {shown_as}: the sandbox is read-only (sandbox = \"read-only\" in the "
+                        "configuration), so files can be read but not written or edited")
+
+
 class ReadParams(BaseModel):
     path: str = Field(description="File path relative to the project root.")
     start_line: int = Field(default=1, ge=1, description="First line to show (1-based).")
@@ -66,6 +73,7 @@ class WriteFileTool(Tool):
     batchable = True
 
     def run(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
+        refuse_when_read_only(ctx, params.path)
         path = resolve_inside(ctx.workspace, params.path, for_write=True)
         if path.is_dir():
             raise ToolError(f"{params.path} is a directory")
@@ -89,6 +97,7 @@ class EditFileTool(Tool):
     Params = EditParams
 
     def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
+        refuse_when_read_only(ctx, params.path)
         path = resolve_inside(ctx.workspace, params.path, for_write=True)
         text = read_text(path, params.path)
         if not params.old:

@@ -1,7 +1,8 @@
-"""Run a shell command in the workspace: own process group, hard timeout, bounded output, no secrets."""
+"""Run a shell command in the workspace: sandboxed, own process group, hard timeout, bounded output, no secrets."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import signal
@@ -10,19 +11,56 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
+from typing import Iterable
 
 from pydantic import BaseModel, Field
 
 from tools.base import Tool, ToolContext, ToolResult
+from tools.sandbox import SandboxPolicy, wrap_command
 
-SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL)", re.I)
+SECRET_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE|_KEY$)",
+    re.I,
+)
+
+# What a command sees of the agent's environment: an allow-list. Locale, terminal, who and where, and the
+# active virtual environment; nothing else (no PYTHONPATH: the agent's own import path must not leak into a
+# project's tests; no proxies: their URLs often carry a password). `tool_env` in the config adds names.
+ENV_ALLOWED = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR", "LANG", "LANGUAGE", "LC_*", "TZ",
+    "TMPDIR", "VIRTUAL_ENV", "SSL_CERT_FILE", "SSL_CERT_DIR",
+)
 
 
-def scrubbed_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without anything that looks like a secret (tokens, API keys, passwords)."""
-    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+def command_environment(allow: Iterable[str] = (), extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a command gets: the allow-listed names (ENV_ALLOWED plus `allow`; `NAME_*` patterns
+    work) that are set here. A name that looks like a secret (TOKEN, KEY, SECRET, PASSWORD, ...) passes only
+    when `allow` names it exactly, never through a pattern."""
+    allow = list(allow)
+    exact = {name for name in allow if not _is_pattern(name)}
+    patterns = [*ENV_ALLOWED, *(name for name in allow if _is_pattern(name))]
+    env = {}
+    for name, value in os.environ.items():
+        if name in exact or (not SECRET_NAME.search(name) and any(fnmatch.fnmatchcase(name, p) for p in patterns)):
+            env[name] = value
     env.update(extra or {})
     return env
+
+
+scrubbed_environment = command_environment  # the former name
+
+
+def redact_secrets(text: str, env: dict[str, str] | None = None) -> str:
+    """Replace the values of secret-looking variables of the agent's environment wherever they show up
+    (a command that prints a token it found in a file does not put it into the transcript)."""
+    for name, value in (os.environ if env is None else env).items():
+        if len(value) >= 8 and SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, f"[redacted: value of ${name}]")
+    return text
+
+
+def _is_pattern(name: str) -> bool:
+    return any(c in name for c in "*?[")
 
 
 class CappedOutput:
@@ -64,20 +102,31 @@ class CommandOutcome(BaseModel):
     output: str
     timed_out: bool
     seconds: float
+    sandboxed: bool = False  # ran under bubblewrap
+    warning: str | None = None  # the once-per-process "no sandbox" warning, when this run produced it
 
 
-def run_command(command: str, cwd: Path, timeout: float, max_output: int) -> CommandOutcome:
-    """Run `command` with bash in its own process group; the whole group dies at timeout or when it ends."""
+def run_command(command: str, cwd: Path, timeout: float, max_output: int,
+                sandbox: SandboxPolicy | None = None) -> CommandOutcome:
+    """Run `command` with bash in its own process group; the whole group dies at timeout or when it ends.
+    With a `sandbox` policy it runs under bubblewrap (tools/sandbox.py) with its process count bounded, and
+    sees the environment names the policy allows besides the default allow-list."""
     started = time.monotonic()
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=scrubbed_environment(),
-    )
+    wrapped = wrap_command(["bash", "-c", command], Path(cwd), sandbox)
+    env = command_environment(sandbox.allow_env if sandbox else (), extra=wrapped.env)
+    try:
+        proc = subprocess.Popen(
+            wrapped.argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    except BaseException:
+        wrapped.cleanup()
+        raise
     captured = CappedOutput(max_output)
     reader = threading.Thread(target=_pump, args=(proc, captured), daemon=True)
     reader.start()
@@ -89,14 +138,17 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int) -> Com
     finally:
         _kill_group(proc.pid)  # also reaps background children left behind by the command
         proc.wait()
+        wrapped.cleanup()  # kills what is left in the command's process cgroup, if it has one
     reader.join(timeout=2)
     if reader.is_alive():  # something escaped the group and holds the pipe open
         proc.stdout.close()
     return CommandOutcome(
         exit_code=None if timed_out else proc.returncode,
-        output=captured.text(),
+        output=redact_secrets(captured.text()),
         timed_out=timed_out,
         seconds=time.monotonic() - started,
+        sandboxed=wrapped.sandboxed,
+        warning=wrapped.warning,
     )
 
 
@@ -132,7 +184,7 @@ class BashTool(Tool):
     def run(self, params: BashParams, ctx: ToolContext) -> ToolResult:
         limit = ctx.policy.command_timeout
         timeout = min(params.timeout, limit) if params.timeout and params.timeout > 0 else limit
-        outcome = run_command(params.command, ctx.workspace, timeout, ctx.policy.max_output_chars)
+        outcome = run_command(params.command, ctx.workspace, timeout, ctx.policy.max_output_chars, ctx.policy.sandbox)
         if outcome.timed_out:
             return ToolResult.error(
                 f"command timed out after {timeout:.0f}s and was killed (with its child processes).\n"

@@ -111,3 +111,16 @@ def test_symlinked_file_outside_is_not_listed_or_searched(ctx):
     (ctx.workspace / "ok.txt").write_text("password\n")
     assert ListFilesTool().invoke({}, ctx).output == "ok.txt"
     assert SearchTool().invoke({"pattern": "password"}, ctx).output == "ok.txt:1: password"
+
+
+def test_read_only_sandbox_mode_refuses_writes_and_edits_but_reads(tmp_path):
+    from tools.sandbox import SandboxPolicy
+
+    (tmp_path / "a.txt").write_text("old\n")
+    ctx = ToolContext(tmp_path, ToolPolicy(sandbox=SandboxPolicy(mode="read-only")))
+    for tool, args in [(WriteFileTool(), {"path": "b.txt", "content": "x"}),
+                       (EditFileTool(), {"path": "a.txt", "old": "old", "new": "new"})]:
+        result = tool.invoke(args, ctx)
+        assert result.is_error and "sandbox is read-only" in result.output
+    assert not (tmp_path / "b.txt").exists() and (tmp_path / "a.txt").read_text() == "old\n"
+    assert "old" in ReadFileTool().invoke({"path": "a.txt"}, ctx).output

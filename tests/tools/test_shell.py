@@ -7,7 +7,8 @@ import time
 import pytest
 
 from tools.base import ToolContext, ToolPolicy
-from tools.shell import BashTool, CappedOutput, run_command
+from tools.sandbox import SandboxPolicy, probe_bwrap
+from tools.shell import BashTool, CappedOutput, command_environment, run_command
 
 
 @pytest.fixture
@@ -55,10 +56,43 @@ def test_endless_output_is_bounded_by_the_timeout(ctx):
 def test_secrets_are_not_passed_to_commands(ctx, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    monkeypatch.setenv("HARMLESS_SETTING", "invisible")
+    monkeypatch.setenv("LC_TIME", "C")
     result = BashTool().invoke({"command": "env"}, ctx)
     assert "hf_secret_value" not in result.output and "sk-secret" not in result.output
-    assert "visible" in result.output
+    assert "HARMLESS_SETTING" not in result.output, "the environment is an allow-list"
+    assert "LC_TIME=C" in result.output and "PATH=" in result.output and "HOME=" in result.output
+
+
+def test_allowed_names_reach_commands_but_patterns_never_let_a_secret_through(tmp_path, monkeypatch):
+    monkeypatch.setenv("MYAPP_MODE", "fast")
+    monkeypatch.setenv("MYAPP_TOKEN", "tok-should-not-pass")
+    monkeypatch.setenv("DEPLOY_KEY", "explicitly-allowed-key")
+    monkeypatch.setenv("PYTHONPATH", "/agent/own/path")
+    sandbox = SandboxPolicy(allow_env=["MYAPP_*", "DEPLOY_KEY"])
+    env = command_environment(sandbox.allow_env)
+    assert env["MYAPP_MODE"] == "fast" and env["DEPLOY_KEY"] == "explicitly-allowed-key"
+    assert "MYAPP_TOKEN" not in env and "PYTHONPATH" not in env
+    ctx = ToolContext(tmp_path, ToolPolicy(command_timeout=5, sandbox=sandbox))
+    result = BashTool().invoke({"command": "echo mode=$MYAPP_MODE token=${MYAPP_TOKEN:-unset} key=$DEPLOY_KEY"}, ctx)
+    assert "mode=fast token=unset" in result.output
+    assert "key=[redacted: value of $DEPLOY_KEY]" in result.output, "a secret's value is redacted from output"
+
+
+def test_secret_values_found_elsewhere_are_redacted_from_output(ctx, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_abcdefghijklmnop")
+    (ctx.workspace / ".env").write_text("HF_TOKEN=hf_abcdefghijklmnop\n")
+    result = BashTool().invoke({"command": "cat .env"}, ctx)
+    assert "hf_abcdefghijklmnop" not in result.output and "[redacted: value of $HF_TOKEN]" in result.output
+
+
+def test_read_only_mode_refuses_writes_in_commands(tmp_path):
+    ctx = ToolContext(tmp_path, ToolPolicy(command_timeout=5, sandbox=SandboxPolicy(mode="read-only")))
+    if not probe_bwrap().ok:
+        pytest.skip(f"no bubblewrap here: {probe_bwrap().problem}")
+    result = BashTool().invoke({"command": "cat /etc/hostname >/dev/null && echo read-ok; touch made"}, ctx)
+    assert "read-ok" in result.output and "Read-only file system" in result.output
+    assert not (tmp_path / "made").exists()
 
 
 def test_pytest_without_tests_gets_a_hint(ctx):
