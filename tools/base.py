@@ -9,9 +9,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from tools.approval import Approver
 
 from tools.sandbox import SandboxPolicy
 
@@ -42,6 +45,7 @@ class ToolPolicy(BaseModel):
 class ToolContext:
     workspace: Path
     policy: ToolPolicy = field(default_factory=ToolPolicy)
+    approver: "Approver | None" = None  # the approval policy every call passes (tools/approval.py); None: no checks
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
@@ -113,4 +117,12 @@ class Toolbox:
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult.error(f"unknown tool {name!r}; available tools: {', '.join(self._tools)}")
+        if ctx.approver is not None:  # the one gate every call passes: approval policy before anything runs
+            try:
+                checked = tool.Params.model_validate(arguments).model_dump()
+            except ValidationError:
+                return tool.invoke(arguments, ctx)  # reports the bad arguments; nothing runs
+            decision = ctx.approver.review(tool, checked, ctx.workspace)
+            if not decision.allowed:
+                return ToolResult.error(decision.reason)
         return tool.invoke(arguments, ctx)
