@@ -42,6 +42,9 @@ class Config(BaseModel):
     sandbox: Literal["read-only", "workspace-write", "full-access"] = "workspace-write"  # commands under bubblewrap
     network: bool = False  # commands may reach the network (sandboxed modes)
     tool_env: list[str] = []  # environment names (or NAME_* patterns) commands see besides the allow-list
+    approval: Literal["auto", "ask", "never-ask"] = "auto"  # who approves tool calls (see tools/approval.py)
+    allow: list[str] = []  # approval rules: "git status", "cmd:python -m pytest", "tool:write_file", "mcp:release"
+    deny: list[str] = []  # the same forms; deny wins over allow
 
 
 def user_config_path() -> Path:

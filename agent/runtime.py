@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from agent.approval_prompt import TerminalApproval
 from agent.config import Config, user_config_path
 from agent.loop import Agent, AgentEvents
 from agent.memory import memory_section
@@ -21,6 +22,7 @@ from inference.profiles import get_profile, load_profiles
 from inference.server import ManagedServer, choose_engine
 from skills.loader import SkillCatalog, catalog_prompt, discover_skills
 from skills.tool import ActivateSkillTool
+from tools.approval import ApprovalPolicy, Approver
 from tools.base import Tool, ToolContext, ToolPolicy
 from tools.files import file_tools
 from tools.shell import BashTool
@@ -73,7 +75,8 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         backend,
         default_tools() + tools + (extra_tools or []),
         ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox={
-            "mode": config.sandbox, "network": config.network, "allow_env": config.tool_env})),
+            "mode": config.sandbox, "network": config.network, "allow_env": config.tool_env}),
+            approver=approver(config, events)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
         max_steps=config.max_steps,
@@ -82,6 +85,12 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         verify=verify,
         prompt_sections=sections,
     )
+
+
+def approver(config: Config, events: AgentEvents | None = None) -> Approver:
+    """The approval policy from the config; in `ask` mode the question goes to the terminal."""
+    policy = ApprovalPolicy(mode=config.approval, allow=config.allow, deny=config.deny)
+    return Approver(policy, ask=TerminalApproval(events=events) if config.approval == "ask" else None)
 
 
 def workspace_extras(workspace: Path, catalog: SkillCatalog | None = None) -> tuple[list[Tool], list[str]]:
