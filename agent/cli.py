@@ -27,6 +27,7 @@ EndpointOpt = typer.Option(None, "--endpoint", help="Use a running OpenAI-compat
 StepsOpt = typer.Option(None, "--max-steps", help="Stop after this many model turns.")
 ProfileOpt = typer.Option(None, "--profile", help="Start llama-server with this profile for the run (see `agent serve --list`).")
 JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout (progress stays on stderr).")
+ApprovalOpt = typer.Option(None, "--approval", help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).")
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -58,12 +59,13 @@ def new_project_cmd(
     endpoint: Optional[str] = EndpointOpt,
     profile: Optional[str] = ProfileOpt,
     max_steps: Optional[int] = StepsOpt,
+    approval: Optional[str] = ApprovalOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Create a folder, git-init it, let the agent build the project, run its tests and commit."""
     from agent.workflows import new_project
 
-    _workflow(new_project, directory, prompt, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps), as_json)
+    _workflow(new_project, directory, prompt, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval), as_json)
 
 
 @app.command("run")
@@ -74,12 +76,13 @@ def run_cmd(
     endpoint: Optional[str] = EndpointOpt,
     profile: Optional[str] = ProfileOpt,
     max_steps: Optional[int] = StepsOpt,
+    approval: Optional[str] = ApprovalOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Run one task headless on an existing repository; changes stay in the working tree."""
     from agent.workflows import run_task
 
-    _workflow(run_task, repo, task, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps), as_json)
+    _workflow(run_task, repo, task, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval), as_json)
 
 
 @models_app.command("list")
