@@ -1,0 +1,355 @@
+"""The sandbox tries to be escaped, with real bubblewrap and real processes.
+
+Every attempt to write outside the workspace, rewrite .git, read a hidden secret, reach the network, outgrow
+the process limit or the output cap, outlive the command, or see a secret variable is counted; the last test
+prints "sandbox escape suite: N attempts, 0 escapes" and fails if any attempt got through. A fake $HOME below
+tmp_path (with fake keys) stands in for the user's. Tests that need bubblewrap are skipped, with the reason,
+where it is missing (`./dev.sh` installs it on Debian when it can).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tools import sandbox
+from tools.base import ToolContext, ToolPolicy
+from tools.sandbox import SandboxPolicy, bwrap_argv, probe_bwrap, process_limiter, sandbox_status, wrap_command
+from tools.shell import BashTool, run_command
+
+BWRAP = probe_bwrap()
+needs_bwrap = pytest.mark.skipif(not BWRAP.ok, reason=f"no usable bubblewrap here: {BWRAP.problem} "
+                                 "(apt-get install bubblewrap)")
+
+ATTEMPTS: list[tuple[str, bool]] = []  # (what was tried, whether it got through)
+SECRET = "SECRET-MATERIAL-4f1c"  # in every fake secret file
+
+
+def attempt(name: str, escaped: bool, detail: str = "") -> None:
+    escaped = bool(escaped)
+    ATTEMPTS.append((name, escaped))
+    assert not escaped, f"escape: {name}\n{detail}"
+
+
+@pytest.fixture
+def box(tmp_path, monkeypatch):
+    """A fake $HOME full of secrets, a git workspace inside tmp_path, and `run(command, **policy)`."""
+    home = tmp_path / "home"
+    for rel, text in [(".ssh/id_rsa", SECRET), (".aws/credentials", SECRET), (".netrc", SECRET),
+                      (".git-credentials", SECRET), (".cache/huggingface/token", SECRET),
+                      (".config/dflash-agent/config.toml", f'api_key = "{SECRET}"'), (".config/gh/hosts.yml", SECRET),
+                      (".gitconfig", "[user]\n\tname = visible-control\n")]:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+
+    class Box:
+        pass
+
+    b = Box()
+    b.home, b.ws, b.tmp = home, workspace, tmp_path
+
+    def run(command: str, timeout: float = 20, max_output: int = 4000, **policy):
+        return run_command(command, workspace, timeout, max_output, SandboxPolicy(**policy))
+
+    b.run = run
+    return b
+
+
+# --- writes outside the workspace ---------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_writes_outside_the_workspace_do_not_reach_the_host(box):
+    tag = uuid.uuid4().hex[:8]
+    targets = {
+        "write /etc": Path(f"/etc/dflash-escape-{tag}"),
+        "write $HOME": box.home / f"escape-{tag}",
+        "write host /tmp": Path(f"/tmp/dflash-escape-{tag}"),
+        "write next to the workspace": box.ws.parent / f"escape-{tag}",
+        "write /var/tmp": Path(f"/var/tmp/dflash-escape-{tag}"),
+        "write host /dev/shm": Path(f"/dev/shm/dflash-escape-{tag}"),
+        "write the agent's own source tree": Path(__file__).parent / f"escape-{tag}",
+    }
+    try:
+        for name, target in targets.items():
+            outcome = box.run(f"echo pwned > {target}; echo done")
+            attempt(name, target.exists(), outcome.output)
+        # control: inside, /tmp is a private writable tmpfs, and the workspace is writable
+        outcome = box.run(f"echo private > /tmp/t-{tag} && cat /tmp/t-{tag} && echo ok > in-workspace")
+        assert "private" in outcome.output and (box.ws / "in-workspace").read_text() == "ok\n"
+        assert outcome.sandboxed
+    finally:
+        for target in targets.values():
+            target.unlink(missing_ok=True)
+
+
+@needs_bwrap
+def test_symlinks_in_the_workspace_do_not_lead_out(box):
+    tag = uuid.uuid4().hex[:8]
+    outside = box.tmp / f"outside-{tag}"
+    home_target = box.home / f"linked-{tag}"
+    outcome = box.run(f"ln -s {outside} out && echo x > out; ln -s {home_target} h && echo x > h; "
+                      f"ln -s /etc e && echo x > e/escape-{tag}; echo done")
+    attempt("write through a symlink to a sibling folder", outside.exists(), outcome.output)
+    attempt("write through a symlink into $HOME", home_target.exists(), outcome.output)
+    attempt("write through a symlink to /etc", Path(f"/etc/escape-{tag}").exists(), outcome.output)
+    Path(f"/etc/escape-{tag}").unlink(missing_ok=True)
+
+
+@needs_bwrap
+def test_git_internals_stay_read_only(box):
+    config = box.ws / ".git" / "config"
+    before = config.read_text()
+    outcome = box.run("printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config; "
+                      "echo 'curl evil' > .git/hooks/pre-commit; git config user.name intruder; echo done")
+    attempt("rewrite .git/config", config.read_text() != before, outcome.output)
+    attempt("plant a git hook", (box.ws / ".git/hooks/pre-commit").exists(), outcome.output)
+    assert "Read-only file system" in outcome.output
+    # control: git can still read the repository, and the working tree is writable
+    outcome = box.run("git status --short && echo ok > tracked.txt && echo written")
+    assert "written" in outcome.output
+
+
+@needs_bwrap
+def test_root_inside_the_sandbox_has_no_capabilities(box):
+    tag = uuid.uuid4().hex[:8]
+    target = Path(f"/etc/dflash-remount-{tag}")
+    outcome = box.run(f"mount -o remount,rw / ; touch {target}; grep CapEff /proc/self/status")
+    try:
+        attempt("remount / read-write and write /etc", target.exists(), outcome.output)
+        attempt("keep capabilities", "CapEff:\t0000000000000000" not in outcome.output, outcome.output)
+    finally:
+        target.unlink(missing_ok=True)
+    sysctl = Path("/proc/sys/fs/lease-break-time")
+    if sysctl.exists():
+        before = sysctl.read_text()
+        outcome = box.run(f"echo {int(before) + 1} > {sysctl}; echo done")
+        changed = sysctl.read_text() != before
+        if changed:
+            sysctl.write_text(before)
+        attempt("change a kernel tunable in /proc/sys", changed, outcome.output)
+
+
+@needs_bwrap
+def test_host_processes_are_out_of_reach(box):
+    victim = subprocess.Popen(["sleep", "30"])
+    try:
+        outcome = box.run(f"kill -9 {victim.pid}; ls /proc | grep -c '^[0-9]'")
+        time.sleep(0.2)
+        attempt("kill a host process", victim.poll() is not None, outcome.output)
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+# --- secrets ------------------------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_secret_files_in_home_are_hidden(box):
+    for rel in [".ssh/id_rsa", ".aws/credentials", ".netrc", ".git-credentials", ".cache/huggingface/token",
+                ".config/dflash-agent/config.toml", ".config/gh/hosts.yml"]:
+        outcome = box.run(f"cat $HOME/{rel}; ls -la $HOME/{Path(rel).parent}")
+        attempt(f"read ~/{rel}", SECRET in outcome.output, outcome.output)
+    outcome = box.run(f"grep -r {SECRET} $HOME; echo searched")
+    attempt("find a secret anywhere under $HOME", SECRET in outcome.output, outcome.output)
+    # control: the rest of $HOME stays readable
+    assert "visible-control" in box.run("cat $HOME/.gitconfig").output
+
+
+def test_secret_variables_are_not_in_commands_environment(box, monkeypatch):
+    values = {"HF_TOKEN": "hf_escape_value_1", "OPENAI_API_KEY": "sk-escape-value-2", "FOO_TOKEN": "foo-escape-value-3",
+              "AWS_SECRET_ACCESS_KEY": "aws-escape-value-4", "DB_PASSWORD": "db-escape-value-5"}
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MY_SETTING", "allowed-value")
+    for policy in [{}, {"mode": "full-access"}, {"allow_env": ["MY_*", "FOO_*"]}]:
+        outcome = box.run("env; cat /proc/self/environ | tr '\\0' '\\n'", **policy)
+        for name, value in values.items():
+            attempt(f"see ${name} ({policy or 'default'})", value in outcome.output or f"{name}=" in outcome.output,
+                    outcome.output)
+        assert ("allowed-value" in outcome.output) == ("allow_env" in policy)
+
+
+# --- network ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def listener():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted: list[int] = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1], accepted
+    server.close()
+
+
+@needs_bwrap
+def test_no_network_unless_the_policy_allows_it(box, listener):
+    port, accepted = listener
+    probe = (f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
+             f"print('CONNECTED')\"")
+    outcome = box.run(probe)
+    attempt("connect to a host port on 127.0.0.1", "CONNECTED" in outcome.output or bool(accepted), outcome.output)
+    outcome = box.run("cat /proc/net/dev")
+    interfaces = [line.split(":")[0].strip() for line in outcome.output.splitlines() if ":" in line]
+    attempt("see a network interface besides lo", any(i != "lo" for i in interfaces), outcome.output)
+    # control: the same connection works when the policy allows the network
+    allowed = box.run(probe, network=True)
+    assert "CONNECTED" in allowed.output and accepted
+
+
+# --- limits -------------------------------------------------------------------------------------------
+
+
+FORK_LOOP = """
+import os, time
+count = 0
+for _ in range(2000):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    count += 1
+print("FORKS", count, flush=True)
+"""
+
+
+@pytest.mark.skipif(process_limiter().kind == "none", reason=f"no process limit here: {process_limiter().description}")
+def test_fork_bomb_is_bounded_by_the_process_limit(box):
+    script = box.ws / "forks.py"
+    script.write_text(FORK_LOOP)
+    started = time.monotonic()
+    outcome = box.run(f"{sys.executable} forks.py", timeout=30, max_processes=64)
+    took = time.monotonic() - started
+    forks = int(outcome.output.split("FORKS")[1].split()[0])
+    attempt(f"fork past max_processes=64 ({process_limiter().kind}): {forks} forks", forks > 64, outcome.output)
+    assert not outcome.timed_out and took < 30
+    if sandbox.probe_bwrap().ok:  # the PID namespace ends every child with the command
+        assert took < 5, "children sleeping 5 s outlived the command"
+    assert not list(Path("/sys/fs/cgroup/pids").glob(f"dflash-agent-{os.getpid()}-*")), "cgroup left behind"
+
+
+def test_output_flood_is_bounded(box):
+    started = time.monotonic()
+    outcome = box.run("yes 0123456789 | head -c 50000000; echo END", max_output=2000)
+    attempt("flood 50 MB of output", len(outcome.output) > 2500, outcome.output[:300])
+    assert outcome.output.rstrip().endswith("END") and time.monotonic() - started < 20
+    outcome = box.run("yes flood", timeout=1, max_output=2000)
+    attempt("endless output", len(outcome.output) > 2500 or not outcome.timed_out, outcome.output[:300])
+
+
+@pytest.mark.parametrize("mode", ["workspace-write", "full-access"])
+def test_background_processes_do_not_outlive_the_command(box, mode):
+    late, detached = box.ws / "late", box.ws / "detached"
+    outcome = box.run(f"(sleep 1.5; touch {late}) & setsid nohup sh -c 'sleep 1.5; touch {detached}' "
+                      ">/dev/null 2>&1 & echo started", mode=mode)
+    assert "started" in outcome.output and outcome.seconds < 1.5
+    time.sleep(2.2)
+    attempt(f"background child outlives the command ({mode})", late.exists(), outcome.output)
+    if mode != "full-access" or process_limiter().kind.startswith("cgroup"):
+        # setsid leaves the process group; the PID namespace (bwrap) or the command's cgroup still ends it
+        attempt(f"setsid daemon outlives the command ({mode})", detached.exists(), outcome.output)
+
+
+@needs_bwrap
+def test_timeout_kills_the_whole_sandboxed_tree(box):
+    marker = box.ws / "survivor"
+    started = time.monotonic()
+    outcome = box.run(f"(sleep 2; touch {marker}) & setsid sh -c 'sleep 2; touch {marker}' & sleep 30", timeout=1)
+    assert outcome.timed_out and time.monotonic() - started < 5
+    time.sleep(2.5)
+    attempt("outlive the timeout", marker.exists(), outcome.output)
+
+
+# --- policy plumbing and the no-sandbox path ----------------------------------------------------------
+
+
+def test_bwrap_arguments_follow_the_policy(tmp_path):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".netrc").write_text("x")
+    (ws / ".git").mkdir(parents=True)
+    args = bwrap_argv("/usr/bin/bwrap", ["bash", "-c", "true"], ws, SandboxPolicy(), home)
+    joined = " ".join(args)
+    assert args[:5] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev"] and args[-3:] == ["bash", "-c", "true"]
+    assert f"--bind {ws} {ws}" in joined and f"--ro-bind {ws / '.git'} {ws / '.git'}" in joined
+    assert f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}" in joined
+    assert f"--ro-bind /dev/null {home / '.netrc'}" in joined and ".aws" not in joined
+    for flag in ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", f"--chdir {ws}"]:
+        assert flag in joined
+    assert "--unshare-net" not in bwrap_argv("bwrap", ["true"], ws, SandboxPolicy(network=True), home)
+    read_only = " ".join(bwrap_argv("bwrap", ["true"], ws, SandboxPolicy(mode="read-only"), home))
+    assert f"--ro-bind {ws} {ws}" in read_only and f"--bind {ws} {ws}" not in read_only
+    full = wrap_command(["bash", "-c", "true"], ws, SandboxPolicy(mode="full-access", max_processes=0))
+    assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
+    assert wrap_command(["true"], ws, None).argv == ["true"]
+
+
+def test_without_bubblewrap_commands_run_and_warn_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
+    monkeypatch.setattr(sandbox, "_warned", False)
+    first = run_command("echo ran-1", tmp_path, 10, 2000, SandboxPolicy())
+    second = run_command("echo ran-2", tmp_path, 10, 2000, SandboxPolicy())
+    assert "ran-1" in first.output and "ran-2" in second.output and not first.sandboxed
+    stderr = capsys.readouterr().err
+    assert stderr.count("WITHOUT a sandbox") == 1 and first.warning and second.warning is None
+    for words in ["not installed", "apt-get install bubblewrap", "dnf install bubblewrap", "macOS", "full-access"]:
+        assert words in first.warning
+    status = sandbox.sandbox_status()
+    assert not status.available and "apt-get install bubblewrap" in status.summary()
+
+
+def test_status_names_what_is_in_force():
+    status = sandbox_status()
+    line = status.summary()
+    assert "process limit:" in line and process_limiter().description in line
+    if BWRAP.ok:
+        assert status.available and status.bwrap and "bubblewrap" in line
+    print(f"\n{line}")
+
+
+@needs_bwrap
+def test_bash_tool_runs_sandboxed_by_default(tmp_path):
+    ctx = ToolContext(tmp_path, ToolPolicy(command_timeout=10))
+    result = BashTool().invoke({"command": "touch /etc/x-dflash 2>&1; touch here && echo made"}, ctx)
+    assert "Read-only file system" in result.output and "made" in result.output
+    assert not Path("/etc/x-dflash").exists()
+
+
+def test_zz_escape_report(capsys):
+    """Runs last (file order): the one-line count of the attempts above."""
+    if not ATTEMPTS:
+        pytest.skip("no escape attempts ran (bubblewrap missing, or deselected)")
+    escapes = [name for name, escaped in ATTEMPTS if escaped]
+    with capsys.disabled():
+        print(f"\nsandbox escape suite: {len(ATTEMPTS)} attempts, {len(escapes)} escapes "
+              f"(process limit: {process_limiter().kind})")
+    assert not escapes, escapes
