@@ -22,8 +22,21 @@ setup() {
     "$VENV/bin/python" -m pip install --quiet -e '.[test]' >&2
     rm -f "$VENV"/.installed-* && touch "$stamp"
   fi
+  ensure_bubblewrap
   echo "==> fetching the default model (cached after the first time)" >&2
   "$VENV/bin/agent" models pull qwen2.5-coder-1.5b >&2
+}
+
+# The command sandbox (bubblewrap): installed when missing and we can (root with apt-get); never fatal.
+ensure_bubblewrap() {
+  command -v bwrap >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing bubblewrap (the sandbox for the agent's commands)" >&2
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap || { apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }; } >/dev/null 2>&1 || true
+  fi
+  command -v bwrap >/dev/null 2>&1 || echo "warning: bubblewrap is not installed, so the agent's commands run" \
+    "unsandboxed; install it with \`sudo apt-get install bubblewrap\` or \`sudo dnf install bubblewrap\`" >&2
 }
 
 case "${1:-}" in
