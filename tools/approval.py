@@ -278,9 +278,8 @@ def _analyse(command: str, workspace: Path, cwd: Path | None, out: Analysis, dep
             nested_programs |= {_program(_unwrap_with(w)[0]) for w in inner.commands}
         if words:
             out.commands.append(words)
-        if program in INTERPRETERS and (
-            (segment.op in ("|", "|&") and pipeline_has_download) or nested_programs & DOWNLOADERS
-        ):
+        piped = segment.op in ("|", "|&") and pipeline_has_download and _reads_code_from_stdin(program, program_words[1:])
+        if program in INTERPRETERS and (piped or nested_programs & DOWNLOADERS):
             out.dangers.append(Danger(command=text, reason="runs a script downloaded from the network"))
         if program in DOWNLOADERS:
             pipeline_has_download = True
@@ -292,6 +291,16 @@ def _analyse(command: str, workspace: Path, cwd: Path | None, out: Analysis, dep
             out.dangers.append(Danger(command=text, reason=reason))
         if program in ("cd", "pushd"):
             cwd = _change_dir(program_words[1:], cwd)
+
+
+def _reads_code_from_stdin(program: str, args: list[str]) -> bool:
+    """`curl ... | bash` runs what it downloads; `curl ... | python -m json.tool` only reads it as data."""
+    options, operands = _options_and_operands(args)
+    if program in SHELLS:
+        return "-s" in options or not (operands or any("c" in o[1:] for o in options if not o.startswith("--")))
+    if any(o.startswith(("-c", "-m", "-e", "-E")) for o in options):
+        return False
+    return not operands or operands[0] == "-"
 
 
 def _change_dir(args: list[str], cwd: Path | None) -> Path | None:
