@@ -135,6 +135,8 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
             if path.exists():
                 args += ["--bind", str(path), str(path)]
     for secret in hidden_paths(home):
+        if workspace == secret or secret in workspace.parents:
+            continue  # never hide the workspace itself
         args += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else \
                 ["--ro-bind", "/dev/null", str(secret)]
     if not policy.network:
@@ -252,6 +254,10 @@ def _own_cgroup(controller: str) -> str | None:
 
 
 def _try_group_in(parent: Path) -> bool:
+    for stale in parent.glob("dflash-agent-*"):  # left by an agent process that died mid-command
+        pid = stale.name.split("-")[-2] if stale.name.count("-") >= 3 else ""
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            _remove_group(stale)
     probe = parent / f"dflash-agent-probe-{os.getpid()}"
     try:
         probe.mkdir()

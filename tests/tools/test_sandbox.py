@@ -308,6 +308,9 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     assert "--unshare-net" not in bwrap_argv("bwrap", ["true"], ws, SandboxPolicy(network=True), home)
     read_only = " ".join(bwrap_argv("bwrap", ["true"], ws, SandboxPolicy(mode="read-only"), home))
     assert f"--ro-bind {ws} {ws}" in read_only and f"--bind {ws} {ws}" not in read_only
+    inside_hidden = home / ".ssh" / "project"  # a workspace inside a hidden folder is never hidden
+    inside_hidden.mkdir()
+    assert f"--tmpfs {home / '.ssh'} " not in " ".join(bwrap_argv("bwrap", ["true"], inside_hidden, SandboxPolicy(), home))
     full = wrap_command(["bash", "-c", "true"], ws, SandboxPolicy(mode="full-access", max_processes=0))
     assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
     assert wrap_command(["true"], ws, None).argv == ["true"]
