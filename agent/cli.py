@@ -38,16 +38,23 @@ def _fail(message: str, code: int = 1) -> None:
 def _workflow(fn, target: Path, text: str, overrides: dict, as_json: bool) -> None:
     from agent.display import TerminalEvents, print_summary
 
+    from agent.workflows import RunInterrupted
+
     try:
         config = load_config(target if target.exists() else None, overrides)
         result = fn(target, text, config, TerminalEvents(err))
     except (ConfigError, FetchError, BackendError, ServerError, ValueError) as exc:
         _fail(str(exc))
+    except RunInterrupted as stop:
+        where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
+        _fail(f"interrupted (Ctrl-C): {where}the conversation is saved.\n"
+              f"Resume with: agent run --resume {stop.transcript}", code=130)
     if as_json:
         typer.echo(json.dumps(result.model_dump(), indent=2))
     else:
         print_summary(err, result)
     if result.run.status == "error":
+        err.print(f"Fix the cause above, then resume with: agent run --resume {result.transcript}", highlight=False)
         raise typer.Exit(2)
 
 
@@ -70,8 +77,9 @@ def new_project_cmd(
 
 @app.command("run")
 def run_cmd(
-    task: str = typer.Argument(..., help="What the agent should do."),
+    task: Optional[str] = typer.Argument(None, help="What the agent should do."),
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository to work in."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run recorded in this transcript (printed when a run stops)."),
     model: Optional[str] = ModelOpt,
     endpoint: Optional[str] = EndpointOpt,
     profile: Optional[str] = ProfileOpt,
@@ -79,10 +87,21 @@ def run_cmd(
     approval: Optional[str] = ApprovalOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Run one task headless on an existing repository; changes stay in the working tree."""
-    from agent.workflows import run_task
+    """Run one task headless on an existing repository, on its own branch with a commit per step."""
+    from agent.session import read_start
+    from agent.workflows import resume_run, run_task
 
-    _workflow(run_task, repo, task, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval), as_json)
+    overrides = dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval)
+    if resume:
+        try:
+            repo = Path(read_start(resume)["workspace"])
+        except ValueError as exc:
+            _fail(str(exc))
+        _workflow(lambda _repo, path, config, events: resume_run(Path(path), config, events), repo, str(resume), overrides, as_json)
+    elif not task:
+        _fail("say what to do: agent run \"TASK\" (or --resume TRANSCRIPT)")
+    else:
+        _workflow(run_task, repo, task, overrides, as_json)
 
 
 @models_app.command("list")

@@ -58,3 +58,14 @@ def load_messages(path: Path) -> list[Message]:
         if event.get("type") == "message":
             messages.append(Message.model_validate(event["message"]))
     return messages
+
+
+def read_start(path: Path) -> dict[str, Any]:
+    """The `start` event of a transcript: workspace, task, config (and the branch, for `run`)."""
+    try:
+        first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    except (OSError, IndexError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable transcript ({exc}); transcripts are in {runs_dir()}") from exc
+    if first.get("type") != "start":
+        raise ValueError(f"{path} does not begin with a start event: not a transcript of this agent")
+    return first

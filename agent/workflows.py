@@ -14,8 +14,8 @@ from agent.config import Config
 from agent.loop import AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent
-from agent.session import Transcript, new_transcript_path
-from inference.backend import ChatBackend
+from agent.session import Transcript, load_messages, new_transcript_path, read_start
+from inference.backend import ChatBackend, Message
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
 
@@ -61,19 +61,31 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     return _result(directory, result, tests, commit, "", transcript)
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, after the transcript and git state were put in order: says where things are."""
+
+    def __init__(self, transcript: Path, branch: str | None = None):
+        super().__init__(str(transcript))
+        self.transcript, self.branch = transcript, branch
+
+
 def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None, *,
-             backend: ChatBackend | None = None) -> WorkflowResult:
+             backend: ChatBackend | None = None, history: list[Message] | None = None) -> WorkflowResult:
     """Run one task headless on an existing git repository, on its own branch with a checkpoint commit per
     step that changed files (see agent/checkpoints.py); uncommitted work found at start is put aside first.
-    `backend`: an open backend to use instead of the one the config names."""
+    `backend`: an open backend to use instead of the one the config names; `history`: a conversation to
+    continue (see `resume_run`)."""
     repository = repository.expanduser().resolve()
     git_run = GitRun(repository, task, config)
     try:
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                        _tests_gate(repository, config, required=False), backend)
+                                        _tests_gate(repository, config, required=False), backend,
+                                        history=history, meta={"branch": git_run.branch})
         tests = run_project_tests(repository, config.command_timeout)
-    except BaseException:
+    except BaseException as exc:
         git_run.abandon()
+        if isinstance(exc, RunInterrupted):
+            exc.branch = git_run.branch
         raise
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
     report = git_run.finish(f"Run: {result.status}, {outcome}.\n\n{result.summary}")
@@ -92,20 +104,40 @@ def _tests_gate(workspace: Path, config: Config, required: bool) -> Callable[[],
     return check
 
 
+def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
+    """Continue an interrupted or failed `run` from its transcript: same repository, same task, the
+    conversation so far, on the branch that run was committing to."""
+    start = read_start(transcript_path)
+    repository = Path(start["workspace"])
+    messages = load_messages(transcript_path)
+    while messages and messages[-1].role == "assistant":  # its calls may not have run: ask again
+        messages.pop()
+    branch = start.get("branch")
+    if branch and branch in gitrepo.open_repo(repository).heads:
+        gitrepo.open_repo(repository).git.checkout("-q", branch)
+        config = config.model_copy(update={"current_branch": True})
+    return run_task(repository, start["task"], config, events, history=messages)
+
+
 def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
                verify: Callable[[], str | None], backend: ChatBackend | None = None,
-               label: str | None = None) -> tuple[RunResult, Path]:
-    """One agent run; `backend` shares an already open backend (a refactor's server) instead of opening one."""
+               label: str | None = None, history: list[Message] | None = None,
+               meta: dict | None = None) -> tuple[RunResult, Path]:
+    """One agent run; `backend` shares an already open backend (a refactor's server) instead of opening one.
+    Ctrl-C comes out as `RunInterrupted`, naming the transcript to resume from."""
     path = new_transcript_path(label or workspace.name)
     transcript = Transcript(path)
-    transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}))
+    transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}),
+                     **(meta or {}))
     try:
         note = events.on_note if events else (lambda text: None)
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
             agent = build_agent(config, backend, workspace, transcript=transcript, events=events, verify=verify,
                                 extra_tools=mcp_tools)
-            return agent.run(task), path
+            return agent.run(task, history), path
+    except KeyboardInterrupt:
+        raise RunInterrupted(path) from None
     finally:
         transcript.close()
 
