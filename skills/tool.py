@@ -9,6 +9,8 @@ from skills.loader import SkillCatalog
 from tools.base import Tool, ToolContext, ToolError, ToolResult
 
 MAX_FILE_CHARS = 20_000
+# Said after the body, where a small model looks last: it tends to copy a skill's examples verbatim.
+FOLLOW = "Now follow these steps for YOUR task. Use the names and behaviour your task asks for, not the example's."
 
 
 class ActivateParams(BaseModel):
@@ -31,7 +33,7 @@ class ActivateSkillTool(Tool):
             raise ToolError(f"unknown skill {params.name!r}; available skills: {available}")
         if params.file and params.file.strip():
             return ToolResult(output=self._read_file(skill.name, skill.files, skill.directory, params.file.strip()))
-        parts = [f'<skill name="{skill.name}">', skill.body, "</skill>"]
+        parts = [f'<skill name="{skill.name}">', skill.body, "</skill>", FOLLOW]
         if skill.files:
             parts.append(f"Files of this skill (folder {skill.directory}); read one with activate_skill, "
                          f"name {skill.name} and file set to its path:")
