@@ -28,6 +28,28 @@ def read_text(path: Path, shown_as: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def is_utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def write_atomically(path: Path, content: str) -> None:
+    """Write a sibling temporary file, then rename it over `path`: a full disk or a crash mid-write leaves
+    the old content whole instead of a truncated file. The file's permissions are kept."""
+    temporary = path.with_name(f".{path.name}.dflash-tmp")
+    try:
+        temporary.write_text(content, encoding="utf-8")
+        if path.exists():
+            temporary.chmod(path.stat().st_mode & 0o7777)
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def refuse_when_read_only(ctx: ToolContext, shown_as: str) -> None:
     """File tools run in-process, not under bubblewrap: the read-only sandbox mode is enforced here."""
     if ctx.policy.sandbox.mode == "read-only":
@@ -57,6 +79,8 @@ class ReadFileTool(Tool):
         wanted = min(params.end_line or len(lines), len(lines))
         end = min(wanted, start + ctx.policy.max_read_lines - 1)
         shown = "\n".join(lines[start - 1 : end])
+        if "\ufffd" in shown and not is_utf8(path):
+            shown = "[not valid UTF-8: undecodable bytes are shown as \ufffd]\n" + shown
         note = "" if end == wanted else f"\n[... lines {end + 1}-{wanted} not shown; ask for them with start_line]"
         return ToolResult(output=f"{params.path} (lines {start}-{end} of {len(lines)}):\n{shown}{note}")
 
@@ -80,7 +104,7 @@ class WriteFileTool(Tool):
         path.parent.mkdir(parents=True, exist_ok=True)
         content = params.content if params.content.endswith("\n") or not params.content else params.content + "\n"
         existed = path.exists()
-        path.write_text(content, encoding="utf-8")
+        write_atomically(path, content)
         verb = "overwrote" if existed else "created"
         return ToolResult(output=f"{verb} {relative(ctx.workspace, path)} ({content.count(chr(10))} lines)")
 
@@ -100,6 +124,8 @@ class EditFileTool(Tool):
         refuse_when_read_only(ctx, params.path)
         path = resolve_inside(ctx.workspace, params.path, for_write=True)
         text = read_text(path, params.path)
+        if not is_utf8(path):  # writing the decoded text back would replace its undecodable bytes for good
+            raise ToolError(f"{params.path} is not UTF-8 text; edit it with bash (e.g. sed) so its encoding is kept")
         if not params.old:
             raise ToolError("`old` is empty; to create or replace a whole file use write_file")
         if params.old == params.new:
@@ -113,7 +139,7 @@ class EditFileTool(Tool):
                 f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
                 "include more surrounding lines so it is unique"
             )
-        path.write_text(text.replace(params.old, params.new, 1), encoding="utf-8")
+        write_atomically(path, text.replace(params.old, params.new, 1))
         line = text[: text.index(params.old)].count("\n") + 1
         return ToolResult(output=f"edited {params.path} at line {line}")
 

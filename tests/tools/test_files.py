@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -124,3 +125,45 @@ def test_read_only_sandbox_mode_refuses_writes_and_edits_but_reads(tmp_path):
         assert result.is_error and "sandbox is read-only" in result.output
     assert not (tmp_path / "b.txt").exists() and (tmp_path / "a.txt").read_text() == "old\n"
     assert "old" in ReadFileTool().invoke({"path": "a.txt"}, ctx).output
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs: a real full disk (needs root to mount; skipped with the reason otherwise)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill ({done.stderr.strip()}); needs root")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_disk_full_keeps_the_old_content_and_says_why(small_disk):
+    from agent.session import Transcript
+
+    ctx = ToolContext(small_disk)
+    (small_disk / "app.py").write_text("print('original')\n")
+    result = WriteFileTool().invoke({"path": "app.py", "content": "x = 1\n" * 40_000}, ctx)
+    assert result.is_error and "No space left on device" in result.output
+    assert (small_disk / "app.py").read_text() == "print('original')\n"  # not truncated
+    assert [p.name for p in small_disk.iterdir()] == ["app.py"]  # no temporary file left behind
+    edit = EditFileTool().invoke({"path": "app.py", "old": "original", "new": "y" * 100_000}, ctx)
+    assert edit.is_error and (small_disk / "app.py").read_text() == "print('original')\n"
+
+    transcript = Transcript(small_disk / "run.jsonl")
+    for _ in range(200):
+        transcript.write("note", text="z" * 1000)  # fills the disk: recorded, never raised
+    transcript.close()
+    assert transcript.error and "No space left" in transcript.error
+
+
+def test_non_utf8_files_are_shown_but_never_rewritten(tmp_path):
+    ctx = ToolContext(tmp_path)
+    raw = "caf\u00e9 = 1\n".encode("latin-1")
+    (tmp_path / "legacy.py").write_bytes(raw)
+    shown = ReadFileTool().invoke({"path": "legacy.py"}, ctx)
+    assert not shown.is_error and "not valid UTF-8" in shown.output
+    edit = EditFileTool().invoke({"path": "legacy.py", "old": "= 1", "new": "= 2"}, ctx)
+    assert edit.is_error and "not UTF-8" in edit.output
+    assert (tmp_path / "legacy.py").read_bytes() == raw

@@ -168,3 +168,35 @@ def test_server_everything_from_npm(tmp_path, everything_js):
         assert not structured.is_error and "temperature" in structured.output
         resource = tools["everything__get-resource-reference"].invoke({"resourceType": "Text", "resourceId": "1"}, ctx)
         assert "[resource " in resource.output
+
+
+HANGING_TOOL_SERVER = '''
+import time
+from mcp.server import MCPServer
+server = MCPServer("slow")
+
+@server.tool()
+def wait_forever() -> str:
+    """Never answers."""
+    time.sleep(3600)
+    return "never"
+
+@server.tool()
+def ping() -> str:
+    """Answers at once."""
+    return "pong"
+
+server.run()
+'''
+
+
+def test_a_tool_that_hangs_times_out_and_the_server_stays_usable(tmp_path):
+    script = tmp_path / "slow_server.py"
+    script.write_text(HANGING_TOOL_SERVER)
+    with MCPHub([stdio("slow", sys.executable, str(script), tool_timeout=2)], tmp_path) as hub:
+        tools = by_name(hub)
+        started = time.monotonic()
+        hung = tools["slow__wait_forever"].invoke({}, ToolContext(tmp_path))
+        assert hung.is_error and "did not answer within 2 s" in hung.output
+        assert time.monotonic() - started < 10
+        assert tools["slow__ping"].invoke({}, ToolContext(tmp_path)).output == "pong"
