@@ -30,7 +30,10 @@ class ActivateSkillTool(Tool):
         skill = self.catalog.get(params.name.strip())
         if skill is None:
             available = ", ".join(self.catalog.names()) or "none"
-            raise ToolError(f"unknown skill {params.name!r}; available skills: {available}")
+            name = params.name.strip()
+            hint = (f" {name!r} looks like a tool, not a skill (skill names use hyphens): call it directly as "
+                    f"<{name}>...</{name}>." if "_" in name else "")
+            raise ToolError(f"unknown skill {name!r}; available skills: {available}.{hint}")
         if params.file and params.file.strip():
             return ToolResult(output=self._read_file(skill.name, skill.files, skill.directory, params.file.strip()))
         parts = [f'<skill name="{skill.name}">', skill.body, "</skill>", FOLLOW]
