@@ -19,10 +19,13 @@ from agent.config import Config, user_config_path
 from agent.loop import AgentEvents
 from agent.workflows import TestOutcome, _run_agent, detect_test_command, run_verification
 from inference.backend import ChatBackend
+from inference.profiles import Profile, get_profile, load_profiles
 
 REFACTOR_TASK = """{instruction}
 
-When you are done, run `{command}` to check your change, fix any failure, then call finish."""
+First find every place to change (search), then change each of them; where a file needs several changes,
+rewrite it whole with write_file. When you are done, run `{command}` to check your change, fix any failure,
+then call finish."""
 
 
 class RepoOutcome(BaseModel):
@@ -91,7 +94,6 @@ def _backends(config: Config, parallel: int, given: Callable[[], ChatBackend] | 
               ) -> Iterator[tuple[Callable[[], ChatBackend], int, str]]:
     """(backend factory, repos at once, description) for the run; a profile's server lives as long as the run."""
     from inference.endpoint import EndpointBackend
-    from inference.profiles import get_profile, load_profiles
     from inference.server import ManagedServer, choose_engine
 
     if given:
@@ -100,10 +102,7 @@ def _backends(config: Config, parallel: int, given: Callable[[], ChatBackend] | 
         yield (lambda: EndpointBackend(config.endpoint, api_key=config.api_key)), parallel, \
             f"endpoint {config.endpoint}, {parallel} at once"
     elif config.profile:
-        profile = get_profile(config.profile, load_profiles(user_config_path()))
-        if parallel > 1:  # llama-server splits its context over the slots: keep each slot's size
-            ctx = profile.ctx_size if profile.kv_unified else profile.ctx_size * parallel
-            profile = profile.model_copy(update={"parallel": parallel, "ctx_size": ctx})
+        profile = slotted(get_profile(config.profile, load_profiles(user_config_path())), parallel)
         with ManagedServer(choose_engine(profile, config.engine), profile) as server:
             yield (lambda: EndpointBackend(server.url)), parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
@@ -111,6 +110,15 @@ def _backends(config: Config, parallel: int, given: Callable[[], ChatBackend] | 
 
         backend = embedded_backend(config)
         yield (lambda: backend), 1, f"embedded {config.model} (one in-process model)"
+
+
+def slotted(profile: Profile, parallel: int) -> Profile:
+    """The profile with `parallel` server slots; llama-server splits its context over the slots (unless the
+    KV cache is unified), so the context grows with them to keep each slot's size."""
+    if parallel <= profile.parallel:
+        return profile
+    ctx = profile.ctx_size if profile.kv_unified else profile.ctx_size // profile.parallel * parallel
+    return profile.model_copy(update={"parallel": parallel, "ctx_size": ctx})
 
 
 def refactor_repo(path: Path, instruction: str, config: Config, verify: str | None,

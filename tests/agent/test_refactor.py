@@ -24,7 +24,6 @@ from agent.refactor import read_repos_file, refactor, write_report
 INSTRUCTION = "Rename the function calc_total to compute_total everywhere (definition, imports and calls)."
 SHOP = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
-    "shop/__init__.py": "",
     "shop/pricing.py": "def calc_total(prices, tax=0.0):\n    return round(sum(prices) * (1 + tax), 2)\n",
     "shop/cart.py": ("from shop.pricing import calc_total\n\n\nclass Cart:\n    def __init__(self, tax=0.0):\n"
                      "        self.items = []\n        self.tax = tax\n\n    def add(self, price):\n"
@@ -196,6 +195,18 @@ def test_refactor_cli_runs_the_repos_and_writes_the_report(scripted, shops, tmp_
 
 
 E2E_CONFIG = Config(n_ctx=8192, max_steps=8, command_timeout=60)
+E2E_VERIFY = "python -m pytest -q && ! grep -rn --include='*.py' calc_total ."  # tests pass, no old name left
+E2E_VARIANTS = {  # three small shops that use calc_total in different ways
+    "shop_a": {},
+    "shop_b": {"shop/receipt.py": "from shop.pricing import calc_total\n\n\ndef receipt(prices):\n"
+                                  "    return f\"Total: {calc_total(prices):.2f}\"\n",
+               "tests/test_receipt.py": "from shop.receipt import receipt\n\n\ndef test_receipt():\n"
+                                        "    assert receipt([1, 2]) == \"Total: 3.00\"\n"},
+    "shop_c": {"shop/cart.py": "from shop import pricing\n\n\nclass Cart:\n    def __init__(self, tax=0.0):\n"
+                               "        self.items = []\n        self.tax = tax\n\n    def add(self, price):\n"
+                               "        self.items.append(price)\n\n    def total(self):\n"
+                               "        return pricing.calc_total(self.items, self.tax)\n"},
+}
 
 
 @pytest.mark.model
@@ -203,9 +214,9 @@ def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
     """Three generated repos; the real embedded model renames calc_total everywhere. Whatever it did, the
     report must be true: each repo is checked by running its tests on the branch the report names."""
     paths = []
-    for name in ["shop_a", "shop_b", "shop_c"]:
+    for name, extra in E2E_VARIANTS.items():
         (tmp_path / name).mkdir()
-        make_shop(tmp_path / name)
+        make_shop(tmp_path / name, extra)
         paths.append(tmp_path / name)
     start = {str(p): git.Repo(p).head.commit.hexsha for p in paths}
     notes: list[str] = []
@@ -221,7 +232,7 @@ def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
             print(f"{Path(outcome.repo).name}: {outcome.status} ({outcome.reason}) steps={outcome.steps} "
                   f"tokens={outcome.prompt_tokens}/{outcome.completion_tokens} time={outcome.seconds:.0f}s", flush=True)
 
-    report = refactor(INSTRUCTION, paths, E2E_CONFIG, parallel=2, events=Events())
+    report = refactor(INSTRUCTION, paths, E2E_CONFIG, verify=E2E_VERIFY, parallel=2, events=Events())
     json_path, md_path = write_report(report, tmp_path / "report")
     print(md_path.read_text())
     assert report.parallel == 1 and "embedded" in report.backend and "one at a time" in notes[0]
@@ -236,3 +247,48 @@ def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
             repo.git.checkout("main")
         assert outcome.steps >= 1 and outcome.seconds > 0 and outcome.transcript
     assert any(o.steps for o in report.repos)
+
+
+def test_a_profile_server_gets_one_slot_per_parallel_repo():
+    from agent.refactor import slotted
+    from inference.profiles import BUILTIN_PROFILES
+
+    base = BUILTIN_PROFILES["qwen-cpu"]
+    assert slotted(base, 1) is base
+    three = slotted(base, 3)
+    assert (three.parallel, three.ctx_size) == (3, 3 * base.ctx_size), "each slot keeps the profile's context"
+    assert slotted(base.model_copy(update={"kv_unified": True}), 2).ctx_size == base.ctx_size
+
+
+@pytest.mark.model
+def test_parallel_repos_share_one_llama_server_with_slots(engine, qwen_path, tmp_path):
+    """Two repos at once against one llama-server started from a profile with two slots."""
+    import platformdirs
+
+    paths = []
+    for name in ["p1", "p2"]:
+        (tmp_path / name).mkdir()
+        make_shop(tmp_path / name)
+        paths.append(tmp_path / name)
+    start = {str(p): git.Repo(p).head.commit.hexsha for p in paths}
+    spans: dict[str, list[float]] = {}
+
+    class Events:
+        def on_note(self, text):
+            pass
+
+        def on_repo_start(self, repo):
+            spans[repo.name] = [time.monotonic()]
+
+        def on_repo_done(self, outcome):
+            spans[Path(outcome.repo).name].append(time.monotonic())
+
+    config = Config(profile="qwen-cpu", engine=engine.key, max_steps=2, max_tokens=256)
+    report = refactor(INSTRUCTION, paths, config, parallel=2, events=Events())
+    assert report.parallel == 2 and report.backend == "profile qwen-cpu, 2 slot(s)"
+    assert max(s[0] for s in spans.values()) < min(s[1] for s in spans.values()), "the repos ran at the same time"
+    logs = sorted((Path(platformdirs.user_state_dir("dflash-agent")) / "logs").glob("llama-server-qwen-cpu-*.log"),
+                  key=lambda p: p.stat().st_mtime)
+    assert " -np 2 " in logs[-1].read_text().splitlines()[0] and f"--ctx-size {2 * 8192}" in logs[-1].read_text()
+    assert all(r.steps >= 1 for r in report.repos)
+    check_report_is_true(report, start)
