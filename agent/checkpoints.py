@@ -47,7 +47,8 @@ class GitReport(BaseModel):
 
 
 class GitRun:
-    """One run's git life: `start` (stash if dirty, branch), `checkpoint` per step, then `finish` or `discard`."""
+    """One run's git life: creating it puts uncommitted work aside (stash) and starts the branch; then
+    `checkpoint` after each step, and at the end `finish` (keep), `discard` (drop) or `abandon` (interrupted)."""
 
     def __init__(self, path: Path, task: str, config: Config):
         self.repo = gitrepo.open_repo(path)
@@ -148,10 +149,12 @@ class GitRun:
         message = (f"agent: {self.task.strip().splitlines()[0][:60]}\n\n{outcome.strip()[:800]}\n\n"
                    f"Squashed {len(self.checkpoints)} checkpoints:\n{steps}\n\n{TRAILER}: {self.run_id}\nAgent-Step: squash\n")
         self.repo.git.reset("-q", "--soft", self.start_commit)
-        self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty", "-m", message)
-        files = gitrepo.changed_since(self.repo, self.start_commit)
-        self.checkpoints = [Checkpoint(step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0], files=files)]
-        self.squashed = True
+        self.squashed, self.checkpoints = True, []
+        files = self.repo.git.diff("--cached", "--no-renames", "--name-only").splitlines()
+        if files:  # else the steps cancelled out: the branch stays at the start commit
+            self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)
+            self.checkpoints = [Checkpoint(step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0],
+                                           files=sorted(files))]
 
     def _report(self) -> GitReport:
         head = self.repo.commit(self.branch).hexsha if self.branch in self.repo.heads else self.start_commit

@@ -100,7 +100,8 @@ def print_summary(console: Console, result: WorkflowResult) -> None:
 
 def print_git(console: Console, git: GitReport) -> None:
     """Where the run's work is, how many checkpoints, and what happened to the user's own changes."""
-    kind = "squashed into 1 commit" if git.squashed else f"{len(git.checkpoints)} checkpoint{'s' * (len(git.checkpoints) != 1)}"
+    n = len(git.checkpoints)
+    kind = "squashed into 1 commit" if git.squashed and n else f"{n} checkpoint{'s' * (n != 1)}"
     where = f"{git.branch} ({kind}, from {git.start_commit[:10]}" + (f" on {git.start_branch})" if git.start_branch else ")")
     console.print(f"  branch:   {where if git.branch else 'none: the changes were not kept'}", highlight=False)
     if git.head:

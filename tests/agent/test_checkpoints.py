@@ -201,3 +201,13 @@ def test_branch_names_are_valid_git_refs():
     assert branch_name("agent/{slug}-{id}", "...", "ab12cd") == "agent/task-ab12cd"
     for name in [branch_name("x/../{slug}.lock", "a b", "1"), branch_name("~^:{id}//y", "t", "2")]:
         assert git.Git().check_ref_format("--branch", name)
+
+
+def test_squashing_steps_that_cancel_out_leaves_no_commit(scripted, tmp_path):
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    back = EDIT_A.replace("<old>x = 1</old>", "<old>TMP</old>").replace("<new>x = 2</new>", "<new>x = 1</new>")
+    there = EDIT_A.replace("<new>x = 2</new>", "<new>TMP</new>")
+    result = run_task(path, "task", Config(checkpoints="squash"), backend=scripted([there, back, FINISH]))
+    assert result.git.squashed and result.git.checkpoints == [] and result.git.head is None
+    assert repo.head.commit.hexsha == result.git.start_commit and result.files == []
