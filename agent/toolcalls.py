@@ -12,6 +12,7 @@ Malformed calls are reported as errors that say what to fix; they never raise.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any, Iterable
@@ -70,8 +71,10 @@ def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
 def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
     for tool in toolbox:
         opener = re.compile(rf"<{re.escape(tool.name)}(\s[^>]*)?>")
+        closes = [m.start() for m in re.finditer(re.escape(f"</{tool.name}>"), text)]
         for match in opener.finditer(text):
-            close = text.find(f"</{tool.name}>", match.end())
+            later = bisect.bisect_left(closes, match.end())  # the first closing tag after the opener
+            close = closes[later] if later < len(closes) else -1
             if close == -1:
                 yield Span(
                     start=match.start(),
@@ -145,21 +148,33 @@ def _fenced_json_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
 
 def _json_span(body: str, start: int, end: int, toolbox: Toolbox, where: str, quiet: bool = False) -> Span | None:
     """A call from a JSON object; `quiet` ignores JSON that is not meant as a call (e.g. a config file)."""
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
+    data, problem = load_json(body)
+    if problem:
         if quiet and not re.search(r'"(name|tool|function)"\s*:', body):
             return None
         return Span(
             start=start,
             end=end,
-            error=f"the JSON in the {where} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}). "
+            error=f"the JSON in the {where} does not parse ({problem}). "
             "For calls with code or file contents, use the XML form, where values are written raw.",
         )
     call = call_from_json(data)
     if call is None or (quiet and call.name not in toolbox):
         return None if quiet else Span(start=start, end=end, error=f"the JSON in the {where} has no tool name")
     return Span(start=start, end=end, call=call)
+
+
+def load_json(text: str) -> tuple[Any, str | None]:
+    """`json.loads` that never raises: (value, None), or (None, what is wrong). Besides syntax errors, JSON
+    nested deeper than the recursion limit and integers over Python's 4300-digit limit fail to load."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        return None, str(exc).split(":")[0]
 
 
 def call_from_json(data: Any) -> ParsedCall | None:
@@ -173,9 +188,8 @@ def call_from_json(data: Any) -> ParsedCall | None:
         return None
     arguments = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+        arguments, problem = load_json(arguments) if arguments.strip() else ({}, None)
+        if problem:
             return None
     return ParsedCall(name=name, arguments=arguments if isinstance(arguments, dict) else {})
 
@@ -261,10 +275,12 @@ class NativeProtocol(TextProtocol):
             return super().parse(completion, toolbox)
         result = ParseResult()
         for native in completion.tool_calls:
-            try:
-                arguments = json.loads(native.arguments) if native.arguments.strip() else {}
-            except json.JSONDecodeError as exc:
-                result.errors.append(f"arguments of {native.name} are not valid JSON ({exc.msg}); send a JSON object")
+            if not native.name.strip():
+                result.errors.append("a tool call without a function name; name one of the tools provided")
+                continue
+            arguments, problem = load_json(native.arguments) if native.arguments.strip() else ({}, None)
+            if problem:
+                result.errors.append(f"arguments of {native.name} are not valid JSON ({problem}); send a JSON object")
                 continue
             if not isinstance(arguments, dict):
                 result.errors.append(f"arguments of {native.name} must be a JSON object")

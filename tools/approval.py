@@ -482,12 +482,15 @@ def _normal(raw: str, cwd: Path | None) -> Path | None:
     """Where a path argument points (symlinks followed), or None when it cannot be known here."""
     if not raw or "$" in raw or "`" in raw or "\x00" in raw:
         return None
-    expanded = os.path.expanduser(raw)
-    if expanded.startswith("~"):
+    try:
+        expanded = os.path.expanduser(raw)
+        if expanded.startswith("~"):
+            return None
+        if os.path.isabs(expanded):
+            return Path(os.path.realpath(expanded))
+        return Path(os.path.realpath(os.path.join(cwd, expanded))) if cwd is not None else None
+    except (UnicodeError, ValueError, OSError):  # lone surrogates and the like: not a path the OS could use
         return None
-    if os.path.isabs(expanded):
-        return Path(os.path.realpath(expanded))
-    return Path(os.path.realpath(os.path.join(cwd, expanded))) if cwd is not None else None
 
 
 GLOB = re.compile(r"[*?\[]")
@@ -506,7 +509,7 @@ def _delete_target_problem(raw: str, cwd: Path | None, workspace: Path, *, allow
     base_raw = raw if globbed is None else "/".join(parts[:globbed]) or ("/" if raw.startswith("/") else ".")
     base = _normal(base_raw, cwd)
     if base is None:
-        return f"`{raw}` is relative to a folder that cannot be known here"
+        return f"`{raw}` cannot be resolved here (a variable, an unknown user, or a folder after an unknown cd)"
     home = Path(os.path.realpath(Path.home()))
     if base == Path("/"):
         what = "the root of the filesystem"
@@ -537,11 +540,12 @@ def _broad(part: str) -> bool:
 def _git_internal(raw: str, cwd: Path | None, workspace: Path) -> str | None:
     if not raw or "\x00" in raw:
         return None
-    resolved = _normal(raw, cwd)
-    git = workspace / ".git"
-    if ".git" in raw.split("/") or (resolved is not None and (resolved == git or git in resolved.parents)):
-        return f"writes into .git internals (`{raw}`); use git commands to change the repository"
-    return None
+    if ".git" not in raw.split("/"):
+        resolved = _normal(raw, cwd)  # a symlink may still lead into .git
+        git = os.path.join(workspace, ".git")
+        if resolved is None or not (str(resolved) == git or str(resolved).startswith(git + os.sep)):
+            return None
+    return f"writes into .git internals (`{raw}`); use git commands to change the repository"
 
 
 def _write_target_problem(raw: str, cwd: Path | None, workspace: Path) -> str | None:
@@ -556,6 +560,7 @@ def _write_target_problem(raw: str, cwd: Path | None, workspace: Path) -> str | 
 
 
 SEPARATORS = ("&&", "||", "|&", ";;", ";", "|", "&", "\n", "(", ")")
+SPECIAL_CHARS = frozenset("'\"\\$`<>#&|;\n()")
 HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z0-9_.-]+)\1")
 
 
@@ -580,7 +585,10 @@ def split_command(command: str) -> list[Segment]:
 
     while i < n:
         ch = command[i]
-        if quote == "'":
+        if ch not in SPECIAL_CHARS:  # the common case, kept fast
+            buf.append(ch)
+            i += 1
+        elif quote == "'":
             buf.append(ch)
             quote = None if ch == "'" else quote
             i += 1

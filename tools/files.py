@@ -191,8 +191,8 @@ class SearchTool(Tool):
     def run(self, params: SearchParams, ctx: ToolContext) -> ToolResult:
         try:
             regex = re.compile(params.pattern)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression {params.pattern!r}: {exc}") from None
+        except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}; thousands of nested groups
+            raise ToolError(f"invalid regular expression {params.pattern[:200]!r}: {exc}") from None
         root = resolve_inside(ctx.workspace, params.path)
         candidates = [root] if root.is_file() else iter_files(ctx.workspace, root)
         matches: list[str] = []

@@ -18,7 +18,10 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
     if not path or "\x00" in path:
         raise ToolError("path is empty or contains a NUL byte")
     candidate = Path(path).expanduser()
-    resolved = (candidate if candidate.is_absolute() else workspace / candidate).resolve()
+    try:
+        resolved = (candidate if candidate.is_absolute() else workspace / candidate).resolve()
+    except RuntimeError:  # Python 3.11 reports a symlink loop this way
+        raise ToolError(f"path {path!r} goes through a symlink loop; use a path without it") from None
     if resolved != workspace and workspace not in resolved.parents:
         raise ToolError(f"path {path!r} is outside the workspace ({workspace}); use a path inside it")
     if for_write and ".git" in resolved.relative_to(workspace).parts:
