@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
+
+import regex
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +15,7 @@ from tools.workspace import iter_files, relative, resolve_inside
 
 BINARY_SNIFF = 8192
 MAX_FILE_BYTES = 2_000_000
+SEARCH_SECONDS = 10.0
 
 
 def read_text(path: Path, shown_as: str) -> str:
@@ -189,10 +193,12 @@ class SearchTool(Tool):
     max_matches = 100
 
     def run(self, params: SearchParams, ctx: ToolContext) -> ToolResult:
+        """Uses the `regex` engine: it avoids most catastrophic backtracking, and a deadline stops the rest."""
         try:
-            regex = re.compile(params.pattern)
-        except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999}; thousands of nested groups
+            pattern = regex.compile(params.pattern)
+        except (regex.error, OverflowError, RecursionError) as exc:  # a{99999999999}; thousands of nested groups
             raise ToolError(f"invalid regular expression {params.pattern[:200]!r}: {exc}") from None
+        deadline = time.monotonic() + SEARCH_SECONDS
         root = resolve_inside(ctx.workspace, params.path)
         candidates = [root] if root.is_file() else iter_files(ctx.workspace, root)
         matches: list[str] = []
@@ -202,7 +208,12 @@ class SearchTool(Tool):
             except ToolError:
                 continue  # binary or huge files are skipped
             for number, line in enumerate(text.splitlines(), start=1):
-                if regex.search(line):
+                try:
+                    found = pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001))
+                except TimeoutError:
+                    raise ToolError(f"the search took longer than {SEARCH_SECONDS:.0f} s ({len(matches)} matches so far); "
+                                    "use a simpler pattern (fewer nested repeats like (a+)+) or a narrower path") from None
+                if found:
                     matches.append(f"{relative(ctx.workspace, file)}:{number}: {line[:300]}")
                     if len(matches) >= self.max_matches:
                         return ToolResult(output="\n".join(matches) + "\n[... more matches not shown; narrow the search]")

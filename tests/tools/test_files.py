@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -167,3 +168,19 @@ def test_non_utf8_files_are_shown_but_never_rewritten(tmp_path):
     edit = EditFileTool().invoke({"path": "legacy.py", "old": "= 1", "new": "= 2"}, ctx)
     assert edit.is_error and "not UTF-8" in edit.output
     assert (tmp_path / "legacy.py").read_bytes() == raw
+
+
+def test_search_has_a_deadline_and_survives_backtracking_patterns(tmp_path, monkeypatch):
+    import tools.files as files
+
+    (tmp_path / "long.txt").write_text(("a" * 20_000 + "!\n") * 20)
+    ctx = ToolContext(tmp_path)
+    monkeypatch.setattr(files, "SEARCH_SECONDS", 3.0)
+    for pattern in [r".*.*é", r"(x+)+é", r"(a|aa)*b", r"^(\w+\s?)*$"]:  # classic catastrophic cases for `re`
+        started = time.monotonic()
+        result = SearchTool().invoke({"pattern": pattern}, ctx)
+        assert result.output.startswith("no matches") or "took longer than 3 s" in result.output
+        assert time.monotonic() - started < 5
+    monkeypatch.setattr(files, "SEARCH_SECONDS", 1e-6)
+    slow = SearchTool().invoke({"pattern": r"(a|aa)*b"}, ctx)
+    assert slow.is_error and "took longer than" in slow.output
