@@ -191,7 +191,7 @@ def write_report(report: RefactorReport, directory: Path) -> tuple[Path, Path]:
 
 def markdown(report: RefactorReport) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
-    lines = [f"# Refactor report", "", f"Instruction: {report.instruction}", "",
+    lines = ["# Refactor report", "", f"Instruction: {report.instruction}", "",
              f"Verification: `{report.verify}`" if report.verify else "Verification: each repo's own test command",
              f"Backend: {report.backend} · started {report.started_at} · {report.seconds:.0f}s · {counts}", "",
              "| repo | status | files | steps | tokens (prompt/generated) | time | branch |",

@@ -7,7 +7,7 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from agent.checkpoints import GitRun, agent_branches, branch_name, is_agent_commit, undo
+from agent.checkpoints import agent_branches, branch_name, is_agent_commit, undo
 from agent.cli import app
 from agent.config import Config
 from agent.workflows import run_task
