@@ -171,5 +171,5 @@ def catalog_prompt(catalog: SkillCatalog) -> str | None:
     if not catalog.skills:
         return None
     lines = [f"- {s.name}: {s.description}" for s in catalog.skills]
-    return ("Skills: step-by-step instructions for common jobs. When the task matches a skill below, first call "
-            "activate_skill with its name and follow what it says.\n" + "\n".join(lines))
+    # Short on purpose: this sits just above every task, and a small model's first reply shifts with it.
+    return "Skills (load one with activate_skill when the task needs it):\n" + "\n".join(lines)
