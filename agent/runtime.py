@@ -20,7 +20,7 @@ from inference.fetch import fetch_model
 from inference.models import get_model
 from inference.profiles import get_profile, load_profiles
 from inference.server import ManagedServer, choose_engine
-from skills.loader import SkillCatalog, catalog_prompt, discover_skills
+from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver
 from tools.base import Tool, ToolContext, ToolPolicy
@@ -95,9 +95,9 @@ def approver(config: Config, events: AgentEvents | None = None) -> Approver:
 
 def workspace_extras(workspace: Path, catalog: SkillCatalog | None = None) -> tuple[list[Tool], list[str]]:
     """What this workspace adds to the agent, computed once per run so the system prompt stays one stable
-    prefix: the activate_skill tool when skills exist, the skill catalog (names and descriptions only) and
-    the project's AGENTS.md (or CLAUDE.md)."""
+    prefix: the activate_skill tool when skills exist (its description is the catalog: names and
+    descriptions only) and a section with the project's AGENTS.md (or CLAUDE.md)."""
     catalog = discover_skills(workspace) if catalog is None else catalog
     tools: list[Tool] = [ActivateSkillTool(catalog)] if catalog.skills else []
-    sections = [s for s in (catalog_prompt(catalog), memory_section(workspace)) if s]
+    sections = [s for s in [memory_section(workspace)] if s]
     return tools, sections

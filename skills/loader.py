@@ -165,11 +165,12 @@ def _bundled_files(folder: Path) -> list[str]:
     return files[:MAX_LISTED_FILES]
 
 
-def catalog_prompt(catalog: SkillCatalog) -> str | None:
-    """The system-prompt section listing skills by name and description only (the body stays out until the
-    model activates one). None when there are no skills, so the section is omitted."""
+CATALOG_INTRO = "Skills (load one with activate_skill when the task needs it):"
+
+
+def catalog_prompt(catalog: SkillCatalog, intro: str = CATALOG_INTRO) -> str | None:
+    """The skill catalog for a prompt: names and descriptions only (a body stays out until the model activates
+    its skill). None when there are no skills, so nothing is shown."""
     if not catalog.skills:
         return None
-    lines = [f"- {s.name}: {s.description}" for s in catalog.skills]
-    # Short on purpose: this sits just above every task, and a small model's first reply shifts with it.
-    return "Skills (load one with activate_skill when the task needs it):\n" + "\n".join(lines)
+    return intro + "\n" + "\n".join(f"- {s.name}: {s.description}" for s in catalog.skills)

@@ -1,54 +1,43 @@
-"""`activate_skill`: the second tier of progressive disclosure. The system prompt lists skills by name and
-description only; this tool hands the model a skill's full instructions, and its other files, on demand."""
+"""`activate_skill`: the second tier of progressive disclosure. The tool's description is the catalog (names
+and descriptions only); calling it hands the model one skill's full instructions and the paths of its files."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from skills.loader import SkillCatalog
+from skills.loader import SkillCatalog, catalog_prompt
 from tools.base import Tool, ToolContext, ToolError, ToolResult
 
-MAX_FILE_CHARS = 20_000
+INTRO = "Load the full instructions of one of these skills, and the list of its files:"
 # Said after the body, where a small model looks last: it tends to copy a skill's examples verbatim.
 FOLLOW = "Now follow these steps for YOUR task. Use the names and behaviour your task asks for, not the example's."
 
 
 class ActivateParams(BaseModel):
-    name: str = Field(description="Name of the skill, exactly as listed under Skills.")
-    file: str | None = Field(default=None, description="A file listed by an earlier activate_skill, to read it instead")
+    # One parameter only: given an optional second one, the 1.5B model filled it with made-up values.
+    name: str = Field(description="Name of the skill, exactly as listed above.")
 
 
 class ActivateSkillTool(Tool):
     name = "activate_skill"
-    description = "Load the full instructions of a skill listed under Skills, and the list of its files."
+    description = "Load the full instructions of a skill, and the list of its files."
     Params = ActivateParams
 
     def __init__(self, catalog: SkillCatalog):
         self.catalog = catalog
+        # The catalog lives in this description, inside the tool list, rather than as a section after it: with
+        # the 1.5B model, text appended at the end of the system prompt (right above the task) measurably
+        # changed its first reply (whole-file rewrites that dropped code), while this placement did not.
+        self.description = catalog_prompt(catalog, INTRO) or self.description
 
     def run(self, params: ActivateParams, ctx: ToolContext) -> ToolResult:
         skill = self.catalog.get(params.name.strip())
         if skill is None:
             available = ", ".join(self.catalog.names()) or "none"
-            name = params.name.strip()
-            hint = (f" {name!r} looks like a tool, not a skill (skill names use hyphens): call it directly as "
-                    f"<{name}>...</{name}>." if "_" in name else "")
-            raise ToolError(f"unknown skill {name!r}; available skills: {available}.{hint}")
-        if params.file and params.file.strip():
-            return ToolResult(output=self._read_file(skill.name, skill.files, skill.directory, params.file.strip()))
-        parts = [f'<skill name="{skill.name}">', skill.body, "</skill>", FOLLOW]
-        if skill.files:
-            parts.append(f"Files of this skill (folder {skill.directory}); read one with activate_skill, "
-                         f"name {skill.name} and file set to its path:")
-            parts += [f"- {f}" for f in skill.files]
+            raise ToolError(f"unknown skill {params.name!r}; available skills: {available}")
+        parts = [f'<skill name="{skill.name}">', skill.body, "</skill>"]
+        if skill.files:  # outside the workspace, so read_file refuses them; bash can read them
+            parts.append("Files of this skill (read one with bash: cat PATH):")
+            parts += [f"- {skill.directory / f}" for f in skill.files]
+        parts.append(FOLLOW)
         return ToolResult(output="\n".join(parts))
-
-    @staticmethod
-    def _read_file(name: str, files: list[str], directory, wanted: str) -> str:
-        rel = wanted.removeprefix("./")
-        if rel not in files:
-            listed = ", ".join(files) or "none"
-            raise ToolError(f"skill {name!r} has no file {wanted!r}; its files: {listed}")
-        text = (directory / rel).read_text(encoding="utf-8", errors="replace")
-        cut = f"\n[... cut at {MAX_FILE_CHARS} characters]" if len(text) > MAX_FILE_CHARS else ""
-        return f'<skill_file skill="{name}" path="{rel}">\n{text[:MAX_FILE_CHARS]}{cut}\n</skill_file>'

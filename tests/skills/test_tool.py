@@ -32,23 +32,26 @@ def project(tmp_path):
     return root
 
 
-def test_activate_returns_body_and_files(project):
+def test_activate_returns_body_and_file_paths(project):
     tool = ActivateSkillTool(discover_skills(project))
     result = tool.invoke({"name": "deploy-app"}, ToolContext(project))
     assert not result.is_error
     assert result.output.startswith('<skill name="deploy-app">\n# Deploy\nRun `make deploy-SECRET-STEP` twice.\n</skill>')
-    assert "- scripts/check.sh" in result.output and str(project.resolve() / ".agents" / "skills" / "deploy-app") in result.output
+    check = project.resolve() / ".agents" / "skills" / "deploy-app" / "scripts" / "check.sh"
+    assert f"- {check}" in result.output and "cat PATH" in result.output
 
 
-def test_activate_reads_a_bundled_file_and_refuses_others(project):
-    tool, ctx = ActivateSkillTool(discover_skills(project)), ToolContext(project)
-    read = tool.invoke({"name": "deploy-app", "file": "scripts/check.sh"}, ctx)
-    assert not read.is_error and "echo checked" in read.output and 'path="scripts/check.sh"' in read.output
-    template = tool.invoke({"name": "python-pytest-project", "file": "example_tests.py"}, ctx)
-    assert "from calc import add" in template.output
-    for wanted in ["SKILL.md", "../../../etc/passwd", "nope.txt"]:
-        refused = tool.invoke({"name": "deploy-app", "file": wanted}, ctx)
-        assert refused.is_error and "its files: scripts/check.sh" in refused.output
+def test_bundled_file_paths_exist(project):
+    result = ActivateSkillTool(discover_skills(project)).invoke({"name": "python-pytest-project"}, ToolContext(project))
+    [listed] = [line[2:] for line in result.output.splitlines() if line.startswith("- /")]
+    assert listed.endswith("python-pytest-project/example_tests.py") and "from calc import add" in open(listed).read()
+
+
+def test_the_tool_description_is_the_catalog(project):
+    tool = ActivateSkillTool(discover_skills(project))
+    assert "- deploy-app: How to deploy. Use when asked to deploy." in tool.description
+    assert "- typer-cli: " in tool.description and "SECRET-STEP" not in tool.description
+    assert list(tool.schema()["function"]["parameters"]["properties"]) == ["name"]
 
 
 def test_unknown_skill_is_an_error_listing_the_available_ones(project):
@@ -56,7 +59,7 @@ def test_unknown_skill_is_an_error_listing_the_available_ones(project):
     assert result.is_error and "unknown skill 'deploy'" in result.output
     assert "deploy-app" in result.output and "typer-cli" in result.output
     missing = ActivateSkillTool(discover_skills(project)).invoke({}, ToolContext(project))
-    assert missing.is_error and "activate_skill(name, file?)" in missing.output
+    assert missing.is_error and "activate_skill(name)" in missing.output
 
 
 def test_progressive_disclosure_through_the_agent(scripted, project):
@@ -86,7 +89,7 @@ def test_no_skills_means_no_tool_and_no_catalog(scripted, tmp_path, monkeypatch)
     backend = scripted([FINISH])
     agent = build_agent(Config(), backend, tmp_path)
     agent.run("task")
-    assert "activate_skill" not in agent.toolbox and "Skills:" not in backend.calls[0]["messages"][0].content
+    assert "activate_skill" not in agent.toolbox and "activate_skill" not in backend.calls[0]["messages"][0].content
 
 
 def test_malformed_project_skills_become_notes(scripted, project):
