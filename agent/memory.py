@@ -64,7 +64,8 @@ def memory_section(workspace: Path, limit: int = MAX_MEMORY_CHARS) -> str | None
 
 def draft_agents_md(workspace: Path) -> str:
     """A first AGENTS.md: layout, languages, test command and conventions, as found in `workspace`."""
-    from agent.workflows import detect_test_command  # here: workflows imports the runtime, which imports us
+    # imported here: agent.workflows imports the runtime, which imports this module
+    from agent.workflows import detect_test_command
     from tools.workspace import iter_files
 
     workspace = Path(workspace).resolve()

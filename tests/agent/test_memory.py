@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 from agent.config import Config
-from agent.memory import MAX_MEMORY_CHARS, draft_agents_md, memory_section, read_project_memory, write_agents_md
+from agent.memory import (
+    MAX_MEMORY_CHARS,
+    draft_agents_md,
+    memory_section,
+    read_project_memory,
+    write_agents_md,
+)
 from agent.runtime import build_agent
 
 FINISH = "<finish><summary>done</summary></finish>"

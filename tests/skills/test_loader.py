@@ -6,8 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from skills.loader import (BUNDLED_DIR, catalog_prompt, default_user_dirs, discover_skills, load_skill,
-                           parse_front_matter, SkillError)
+from skills.loader import (
+    BUNDLED_DIR,
+    SkillError,
+    catalog_prompt,
+    default_user_dirs,
+    discover_skills,
+    load_skill,
+    parse_front_matter,
+)
 
 BUNDLED = {"python-pytest-project", "typer-cli", "rename-refactor", "verify-before-finish"}
 

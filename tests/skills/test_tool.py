@@ -3,6 +3,8 @@ the observation after the model activates a skill (scripted model; the real mode
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agent.config import Config
@@ -44,7 +46,7 @@ def test_activate_returns_body_and_file_paths(project):
 def test_bundled_file_paths_exist(project):
     result = ActivateSkillTool(discover_skills(project)).invoke({"name": "python-pytest-project"}, ToolContext(project))
     [listed] = [line[2:] for line in result.output.splitlines() if line.startswith("- /")]
-    assert listed.endswith("python-pytest-project/example_tests.py") and "from calc import add" in open(listed).read()
+    assert listed.endswith("python-pytest-project/example_tests.py") and "from calc import add" in Path(listed).read_text()
 
 
 def test_the_tool_description_is_the_catalog(project):

@@ -1,7 +1,6 @@
-"""Tests for calc.py. Copy this shape: one import line, one test per behaviour."""
+"""Tests for calc.py: import the functions by name, one test per behaviour."""
 
 import pytest
-
 from calc import add, divide
 
 
