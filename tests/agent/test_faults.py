@@ -108,3 +108,20 @@ def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
     new = [e["message"] for e in events_of(Path(result["transcript"])) if e["type"] == "message"]
     assert new[:2] == old[:2] and len(new) > 2  # the same conversation, continued
     assert result["git"]["branch"] == agent_branch.name
+
+
+@pytest.mark.model
+def test_engine_that_stops_answering_is_named(engine, tmp_path):
+    from inference.backend import BackendError, Message, Sampling
+    from inference.endpoint import EndpointBackend
+
+    with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], log_dir=tmp_path) as server:
+        backend = EndpointBackend(server.url, timeout=3)
+        server.process.send_signal(signal.SIGSTOP)  # alive but silent: a hung engine
+        try:
+            started = time.monotonic()
+            with pytest.raises(BackendError, match="sent nothing for 3 s: the engine is hung"):
+                backend.complete([Message(role="user", content="Say hi.")], sampling=Sampling(max_tokens=8))
+            assert time.monotonic() - started < 30
+        finally:
+            server.process.send_signal(signal.SIGCONT)
