@@ -92,9 +92,6 @@ class MCPHub:
         """The current tool list of each ready server (updated when a server says it changed)."""
         return {name: list(c.tools) for name, c in self._connections.items() if c.client and not c.error}
 
-    def config(self, server: str) -> MCPServerConfig:
-        return self._connections[server].config
-
     def list_changes(self, server: str) -> int:
         return self._connections[server].list_changes
 
@@ -147,7 +144,7 @@ class MCPHub:
         for conn in self._connections.values():
             conn.stop.set()
         tasks = [c.task for c in self._connections.values() if c.task]
-        done, pending = await asyncio.wait(tasks, timeout=10) if tasks else (set(), set())
+        _, pending = await asyncio.wait(tasks, timeout=10) if tasks else (set(), set())
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
