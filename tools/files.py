@@ -139,9 +139,11 @@ class EditFileTool(Tool):
             raise ToolError(f"`old` text was not found in {params.path}.{_nearest_line_hint(text, params.old)}")
         if count > 1:
             lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
+            rename = (f"; or, to change every one (a rename), run with bash: sed -i 's/\\b{params.old}\\b/"
+                      f"{params.new}/g' {params.path}" if params.old.isidentifier() and params.new.isidentifier() else "")
             raise ToolError(
                 f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
-                "include more surrounding lines so it is unique"
+                f"include more surrounding lines so it is unique{rename}"
             )
         write_atomically(path, text.replace(params.old, params.new, 1))
         line = text[: text.index(params.old)].count("\n") + 1

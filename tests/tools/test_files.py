@@ -184,3 +184,15 @@ def test_search_has_a_deadline_and_survives_backtracking_patterns(tmp_path, monk
     monkeypatch.setattr(files, "SEARCH_SECONDS", 1e-6)
     slow = SearchTool().invoke({"pattern": r"^(\w+\s?)*$"}, ctx)
     assert slow.is_error and "took longer than" in slow.output
+
+
+def test_ambiguous_rename_suggests_a_command_that_works(tmp_path):
+    from tools.shell import BashTool
+
+    ctx = ToolContext(tmp_path)
+    (tmp_path / "a.py").write_text("def calc_total(x):\n    return x\n\ny = calc_total(1)\n")
+    refused = EditFileTool().invoke({"path": "a.py", "old": "calc_total", "new": "compute_total"}, ctx)
+    assert refused.is_error and "occurs 2 times" in refused.output
+    command = refused.output.split("run with bash: ")[1]
+    assert not BashTool().invoke({"command": command}, ctx).is_error
+    assert (tmp_path / "a.py").read_text() == "def compute_total(x):\n    return x\n\ny = compute_total(1)\n"
