@@ -117,13 +117,26 @@ def _bwrap_base(path: str) -> list[str]:
                    "--cap-drop", "ALL"]
 
 
+def _kept_under_tmp(home: Path) -> list[Path]:
+    """Host folders below /tmp that commands need to see (read-only): $HOME, this Python's installation
+    (a virtual environment in a checkout under /tmp, as in CI) and the folders on PATH."""
+    candidates = [home, Path(sys.prefix), Path(sys.base_prefix)]
+    candidates += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    kept: list[Path] = []
+    for path in candidates:
+        path = path.resolve()
+        if _under(path, Path("/tmp")) and path != Path("/tmp") and path.is_dir() and path not in kept:
+            kept.append(path)
+    return kept
+
+
 def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None) -> list[str]:
     """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write)."""
     workspace = Path(workspace).resolve()
     home = Path(home or Path.home())
     args = _bwrap_base(bwrap)
-    if _under(home, Path("/tmp")) and home.is_dir():
-        args += ["--ro-bind", str(home), str(home)]  # a $HOME below /tmp stays visible (read-only)
+    for shown in _kept_under_tmp(home):  # the private /tmp must not hide $HOME, Python or PATH tools
+        args += ["--ro-bind", str(shown), str(shown)]
     writable = policy.mode == "workspace-write"
     args += ["--bind" if writable else "--ro-bind", str(workspace), str(workspace)]
     git = workspace / ".git"
