@@ -66,26 +66,27 @@ def test_engine_killed_mid_generation(engine, tmp_path):
 
 @pytest.mark.model
 def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
-    repo = make_repo(tmp_path / "sigint-repo")
+    name = f"sigint-{os.getpid()}-{int(time.time())}"  # transcripts are found by this name: keep it unique
+    repo = make_repo(tmp_path / name)
     start_branch, start = repo.active_branch.name, repo.head.commit.hexsha
-    (tmp_path / "sigint-repo" / "notes.txt").write_text("my unsaved edit\n")  # the user's work in progress
-    (tmp_path / "sigint-repo" / "draft.md").write_text("an untracked draft\n")
-    before = set(runs_dir().glob("*sigint-repo*.jsonl")) if runs_dir().exists() else set()
-    proc = subprocess.Popen([AGENT, "run", "Run these five commands with bash, one per step, and read each output: "
-                             "`echo one > one.txt`, `echo two > two.txt`, `echo three > three.txt`, `ls`, `cat one.txt`. "
-                             "Then finish.",
-                             "--repo", str(tmp_path / "sigint-repo"), "--max-steps", "8"],
+    (tmp_path / name / "notes.txt").write_text("my unsaved edit\n")  # the user's work in progress
+    (tmp_path / name / "draft.md").write_text("an untracked draft\n")
+    before = set(runs_dir().glob(f"*{name}*.jsonl")) if runs_dir().exists() else set()
+    proc = subprocess.Popen([AGENT, "run", "Run these commands with bash, one per step, and read each output: "
+                             "`echo one > one.txt`, then `sleep 120`, then `ls`. Then finish.",
+                             "--repo", str(tmp_path / name), "--max-steps", "8"],
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     transcript = None
     while time.monotonic() < deadline:  # wait until the model finished its first step: mid-run, not mid-load
-        new = set(runs_dir().glob("*sigint-repo*.jsonl")) - before
+        new = set(runs_dir().glob(f"*{name}*.jsonl")) - before
         if new:
             transcript = new.pop()
             if any(e["type"] == "step" for e in events_of(transcript)):
                 break
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.5)
+    time.sleep(5)  # into step 2: the model writing `sleep 120`, or bash running it
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
@@ -93,10 +94,10 @@ def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
     ends = [e for e in events_of(transcript) if e["type"] == "end"]
     assert ends and ends[-1]["result"]["status"] == "interrupted"
 
-    repo = git.Repo(tmp_path / "sigint-repo")
+    repo = git.Repo(tmp_path / name)
     assert repo.active_branch.name == start_branch and repo.heads[start_branch].commit.hexsha == start
-    assert (tmp_path / "sigint-repo" / "notes.txt").read_text() == "my unsaved edit\n"  # nothing lost
-    assert (tmp_path / "sigint-repo" / "draft.md").read_text() == "an untracked draft\n"
+    assert (tmp_path / name / "notes.txt").read_text() == "my unsaved edit\n"  # nothing lost
+    assert (tmp_path / name / "draft.md").read_text() == "an untracked draft\n"
     agent_branch = next(h for h in repo.heads if h.name.startswith("agent/"))
     assert agent_branch.commit.hexsha != start  # the interrupted step's files were checkpointed there
 
