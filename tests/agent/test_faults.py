@@ -74,7 +74,10 @@ def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
     before = set(runs_dir().glob(f"*{name}*.jsonl")) if runs_dir().exists() else set()
     proc = subprocess.Popen([AGENT, "run", "Create one.txt containing the word one. Then finish.",
                              "--repo", str(tmp_path / name), "--max-steps", "8"],
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            # as from a terminal: a job started in the background (`cmd &`, as CI may run
+                            # us) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     transcript = None
     while time.monotonic() < deadline:  # the task is in the transcript: the model is now reading it (seconds)
