@@ -62,12 +62,17 @@ def mcp_add(
         raw["env"] = dict(_split(item, "=", "--env KEY=VALUE") for item in env)
     if header:
         raw["headers"] = dict(_split(item, ":", "--header 'Name: value'") for item in header)
+    typer.echo(f"added {name!r} to {_save(name, raw, project)}")
+
+
+def _save(name: str, raw: dict | None, project: Path | None) -> Path:
+    """Write (or, with `raw` None, remove) one entry in the user file or the project's .mcp.json."""
     path = (project / ".mcp.json") if project else user_mcp_file()
     try:
         write_entry(path, name, raw)
     except MCPConfigError as exc:
         _fail(str(exc))
-    typer.echo(f"added {name!r} to {path}")
+    return path
 
 
 def _split(item: str, sep: str, form: str) -> tuple[str, str]:
@@ -80,12 +85,7 @@ def _split(item: str, sep: str, form: str) -> tuple[str, str]:
 @mcp_app.command("remove")
 def mcp_remove(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
     """Remove a server from your user file (or the project's .mcp.json with --project)."""
-    path = (project / ".mcp.json") if project else user_mcp_file()
-    try:
-        write_entry(path, name, None)
-    except MCPConfigError as exc:
-        _fail(str(exc))
-    typer.echo(f"removed {name!r} from {path}")
+    typer.echo(f"removed {name!r} from {_save(name, None, project)}")
 
 
 @mcp_app.command("approve")
