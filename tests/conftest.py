@@ -56,3 +56,17 @@ class ScriptedBackend:
 @pytest.fixture
 def scripted():
     return ScriptedBackend
+
+
+@pytest.fixture(scope="session")
+def report_line(request):
+    """Write one line to the terminal report, past output capture (the fuzz and escape suites' counts)."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+
+    def write(line: str) -> None:
+        if reporter and capture:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line("\n" + line)
+
+    return write

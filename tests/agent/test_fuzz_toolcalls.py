@@ -67,15 +67,11 @@ def case(kind: str):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def report_counts(request):
+def report_counts(report_line):
     yield
     per_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(CASES.items()))
     line = f"tool-call parser fuzzing: {sum(CASES.values())} cases tried ({per_kind}), escapes: {sum(ESCAPES.values())}"
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter and capture:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line("\n" + line)
+    report_line(line)
 
 
 # ---------------------------------------------------------------- strategies

@@ -41,15 +41,11 @@ ESCAPES: Counter[str] = Counter()  # an exception escaped, or something outside 
 
 
 @pytest.fixture(scope="module", autouse=True)
-def report_counts(request):
+def report_counts(report_line):
     yield
     per_tool = ", ".join(f"{kind} {n}" for kind, n in sorted(CASES.items()))
     line = f"tool argument fuzzing: {sum(CASES.values())} cases tried ({per_tool}), escapes: {sum(ESCAPES.values())}"
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter and capture:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line("\n" + line)
+    report_line(line)
 
 
 class Arena:
