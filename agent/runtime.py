@@ -93,11 +93,10 @@ def approver(config: Config, events: AgentEvents | None = None) -> Approver:
     return Approver(policy, ask=TerminalApproval(events=events) if config.approval == "ask" else None)
 
 
-def workspace_extras(workspace: Path, catalog: SkillCatalog | None = None) -> tuple[list[Tool], list[str]]:
+def workspace_extras(workspace: Path, catalog: SkillCatalog) -> tuple[list[Tool], list[str]]:
     """What this workspace adds to the agent, computed once per run so the system prompt stays one stable
     prefix: the activate_skill tool when skills exist (its description is the catalog: names and
     descriptions only) and a section with the project's AGENTS.md (or CLAUDE.md)."""
-    catalog = discover_skills(workspace) if catalog is None else catalog
     tools: list[Tool] = [ActivateSkillTool(catalog)] if catalog.skills else []
-    sections = [s for s in [memory_section(workspace)] if s]
-    return tools, sections
+    memory = memory_section(workspace)
+    return tools, [memory] if memory else []
