@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Optional
 
@@ -122,6 +123,9 @@ def bench(
     temperature: float = typer.Option(0.0, "--temperature", help="0 also checks that outputs match the baseline."),
     max_tokens: int = typer.Option(1200, "--max-tokens", help="Tokens per reply (the guide used 1200)."),
     out: Path = typer.Option(Path("bench-results"), "--out", help="Folder for bench.json, bench.md and bench.png."),
+    together: Optional[bool] = typer.Option(None, "--together/--one-at-a-time",
+                                            help="Keep every profile's server up and alternate requests (default: "
+                                                 "when their memory fits) or start them one after another."),
 ) -> None:
     """Baseline vs speculative decoding, side by side: tok/s, speedup, acceptance, TTFT, cache reuse, chart."""
     from agent.bench_workloads import agent_workloads
@@ -130,7 +134,7 @@ def bench(
     from inference.endpoint import EndpointBackend
     from inference.hardware import Hardware
     from inference.profiles import ProfileError, get_profile, load_profiles
-    from inference.server import ManagedServer, choose_engine
+    from inference.server import ManagedServer, choose_engine, fit_together
 
     chosen = set(workloads.split(","))
     selected = [w for w in seed_workloads(max_tokens) if ("edit" if w.kind == "edit" else "seed") in chosen]
@@ -141,15 +145,21 @@ def bench(
         targets = [Target(name=p, profile=p) for p in profiles.split(",") if p]
     known = load_profiles(user_config_path())
 
-    def backends():
-        for target in targets:
-            if target.endpoint:
-                yield target, EndpointBackend(target.endpoint)
-                continue
-            profile = get_profile(target.profile, known)
-            with ManagedServer(choose_engine(profile), profile) as server:
-                err.print(f"[bold]{target.name}[/bold]: llama-server up at {server.url} (log {server.log_path})")
-                yield target, EndpointBackend(server.url)
+    def groups():
+        if endpoints:
+            yield [(t, EndpointBackend(t.endpoint)) for t in targets]
+            return
+        profiles_ = [get_profile(t.profile, known) for t in targets]
+        at_once = fit_together(profiles_) if together is None else together
+        err.print("servers: " + ("all up together, requests alternate" if at_once else "one after another"))
+        for batch in ([list(zip(targets, profiles_))] if at_once else [[pair] for pair in zip(targets, profiles_)]):
+            with ExitStack() as stack:
+                group = []
+                for target, profile in batch:
+                    server = stack.enter_context(ManagedServer(choose_engine(profile), profile))
+                    err.print(f"[bold]{target.name}[/bold]: llama-server up at {server.url} (log {server.log_path})")
+                    group.append((target, EndpointBackend(server.url)))
+                yield group
 
     def show(sample) -> None:
         drafted = f", accepted {sample.draft_accepted}/{sample.draft_n}" if sample.draft_n else ""
@@ -157,7 +167,7 @@ def bench(
                   f"{sample.completion_tokens} tok at {sample.tokens_per_second:.1f} tok/s{drafted}", highlight=False)
 
     try:
-        report = run_bench(backends(), selected, repeat=repeat, temperature=temperature, baseline=targets[0].name,
+        report = run_bench(groups(), selected, repeat=repeat, temperature=temperature, baseline=targets[0].name,
                            on_sample=show)
     except (ProfileError, ServerError, BackendError, FetchError) as exc:
         _fail(str(exc))

@@ -11,7 +11,7 @@ import json
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Callable, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
@@ -98,6 +98,7 @@ class Row(BaseModel):
     prompt_per_second: float
     ttft_ms: float
     cached_share: float  # prompt tokens from cache, turns after the first
+    history_reprocessed: float | None  # per round: tokens of earlier turns processed again (0-1 with exact history)
     wall_s: float
     matches_baseline: bool | None
 
@@ -135,6 +136,7 @@ class BenchReport(BaseModel):
                     prompt_per_second=round(statistics.median(s.prompt_per_second for s in mine), 1),
                     ttft_ms=round(statistics.median(s.ttft_ms for s in mine), 1),
                     cached_share=round(sum(s.cached_prompt_tokens for s in later) / later_prompt, 3) if later_prompt else 0.0,
+                    history_reprocessed=reprocessed(mine) / max(1, self.repeat) if later else None,
                     wall_s=round(sum(s.wall_ms for s in mine) / 1000 / max(1, self.repeat), 2),
                     matches_baseline=self._matches(workload, target),
                 ))
@@ -158,12 +160,13 @@ class BenchReport(BaseModel):
 
     def markdown(self) -> str:
         header = ("| workload | target | tok/s | speedup | drafted | accepted | accepted/drafted | accepted/generated "
-                  "| prompt tok/s | TTFT ms | cached (later turns) | wall s | = baseline |")
-        lines = [header, "|" + "---|" * 13]
+                  "| prompt tok/s | TTFT ms | cached (later turns) | history re-processed | wall s | = baseline |")
+        lines = [header, "|" + "---|" * 14]
         for r in self.rows:
             cells = [r.workload, r.target, f"{r.tokens_per_second:.1f}", _fmt(r.speedup, "{:.2f}x"), _fmt(r.drafted),
                      _fmt(r.accepted), _fmt(r.acceptance, "{:.0%}"), _fmt(r.accepted_share, "{:.0%}"),
                      f"{r.prompt_per_second:.0f}", f"{r.ttft_ms:.0f}", f"{r.cached_share:.0%}" if r.cached_share else "-",
+                     _fmt(r.history_reprocessed, "{:.0f}"),
                      f"{r.wall_s:.1f}", {True: "yes", False: "no", None: "-"}[r.matches_baseline]]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
@@ -207,6 +210,18 @@ class BenchReport(BaseModel):
         return paths
 
 
+def reprocessed(samples: list[Sample]) -> int:
+    """Prompt tokens processed beyond what each turn added: the part of the history the cache lost."""
+    total = 0
+    by_turn = {(s.repeat, s.turn): s for s in samples}
+    for (round_, turn), s in by_turn.items():
+        before = by_turn.get((round_, turn - 1))
+        if before:
+            added = s.prompt_tokens - before.prompt_tokens - before.completion_tokens
+            total += max(0, s.prompt_tokens - s.cached_prompt_tokens - added)
+    return total
+
+
 def _fmt(value: Any, pattern: str = "{}") -> str:
     return "-" if value is None else pattern.format(value)
 
@@ -232,19 +247,31 @@ def run_workload(backend: EndpointBackend, workload: Workload, target: str, repe
         messages.append(completion.as_message())
 
 
-def run_bench(backends: Iterator[tuple[Target, EndpointBackend]], workloads: list[Workload], *, repeat: int,
-              temperature: float, baseline: str, on_sample: Callable[[Sample], None] | None = None) -> BenchReport:
-    """For each target in turn (its server started by the caller's iterator): a warm-up request, then
-    `repeat` rounds over all workloads (rounds outermost, so slow drift spreads over every workload)."""
+Group = list[tuple[Target, EndpointBackend]]
+
+
+def run_bench(groups: Iterable[Group], workloads: list[Workload], *, repeat: int, temperature: float,
+              baseline: str, on_sample: Callable[[Sample], None] | None = None) -> BenchReport:
+    """Each group's targets are up at the same time (idle servers cost memory, not compute) and take turns
+    request by request, in an order rotated every round, so drift in machine speed hits them alike. One group
+    per target (servers started one after another) is the fall-back when they do not fit together.
+    Each target gets a warm-up request first; rounds are outermost."""
     report = BenchReport(baseline=baseline, temperature=temperature, repeat=repeat)
     sampling = Sampling(temperature=temperature, seed=1)
-    for target, backend in backends:
-        backend.complete([Message(role="user", content="Say OK.")], sampling=Sampling(max_tokens=4, temperature=0))
+    for group in groups:
+        for _target, backend in group:
+            backend.complete([Message(role="user", content="Say OK.")], sampling=Sampling(max_tokens=4, temperature=0))
         for round_ in range(repeat):
             for workload in workloads:
-                for sample in run_workload(backend, workload, target.name, round_, sampling):
-                    report.samples.append(sample)
-                    if on_sample:
-                        on_sample(sample)
+                for target, backend in rotated(group, round_):
+                    for sample in run_workload(backend, workload, target.name, round_, sampling):
+                        report.samples.append(sample)
+                        if on_sample:
+                            on_sample(sample)
     report.summarize()
     return report
+
+
+def rotated(items: list, by: int) -> list:
+    by %= max(1, len(items))
+    return items[by:] + items[:by]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.backend import BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
+from inference.token_history import TokenHistory
 
 
 class EmbeddedBackend:
@@ -45,9 +46,7 @@ class EmbeddedBackend:
         )
         self.name = f"embedded:{Path(model_path).name}"
         self.n_ctx = n_ctx
-        # The last prompt + reply exactly as the KV cache holds them: text and the tokens that spell it.
-        self._held_text = ""
-        self._held_tokens: list[int] = []
+        self.history = TokenHistory(self._tokenize, lambda ids: self.llm.detokenize(ids).decode("utf-8"))
 
     def close(self) -> None:
         """Free the model now (llama-cpp-python's own finaliser fails noisily at interpreter exit)."""
@@ -56,34 +55,8 @@ class EmbeddedBackend:
     def render(self, messages: list[Message]) -> str:
         return self.formatter(messages=[m.to_openai() for m in messages]).prompt
 
-    def prompt_tokens(self, messages: list[Message]) -> list[int]:
-        return self.tokens_for(self.render(messages))
-
-    def tokens_for(self, text: str) -> list[int]:
-        """Tokens for a rendered prompt. When it extends the previous prompt + reply, those keep the exact
-        tokens the model generated: re-tokenizing a reply can split it differently (`<`+`bash` generated,
-        `<b`+`ash` re-tokenized), which would end the cached prefix there."""
-        if self._held_text and text.startswith(self._held_text):
-            return self._held_tokens + self._tokenize(text[len(self._held_text):])
-        return self._tokenize(text)
-
     def _tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-
-    def _remember(self, prompt_text: str, prompt: list[int], reply: str) -> None:
-        """Record the prompt and the longest run of generated tokens whose text begins the reply (a stop
-        sequence may have left tokens in the cache that the reply text does not contain)."""
-        generated = list(self.llm.input_ids[len(prompt) : self.llm.n_tokens])
-        while generated:
-            try:
-                spelled = self.llm.detokenize(generated).decode("utf-8")
-                if reply.startswith(spelled):
-                    break
-            except UnicodeDecodeError:
-                pass
-            generated.pop()
-        self._held_tokens = prompt + generated
-        self._held_text = prompt_text + (self.llm.detokenize(generated).decode("utf-8") if generated else "")
 
     def cached_prefix(self, tokens: list[int]) -> int:
         """How many leading tokens of `tokens` are already in the KV cache."""
@@ -106,7 +79,7 @@ class EmbeddedBackend:
             raise BackendError("the embedded backend speaks the text tool-call protocol only; do not send `tools`")
         sampling = sampling or Sampling()
         prompt_text = self.render(messages)
-        tokens = self.tokens_for(prompt_text)
+        tokens = self.history.tokens_for(prompt_text)
         if len(tokens) + 256 >= self.n_ctx:
             raise ContextOverflow(
                 f"the conversation is {len(tokens)} tokens and the context holds {self.n_ctx}; "
@@ -148,7 +121,7 @@ class EmbeddedBackend:
                     on_text(choice["text"])
             finish_reason = choice.get("finish_reason") or finish_reason
         ended = time.perf_counter()
-        self._remember(prompt_text, tokens, "".join(parts))
+        self.history.remember(prompt_text, tokens, self.llm.input_ids[len(tokens):self.llm.n_tokens], "".join(parts))
         first_token_at = first_token_at or ended
         return Completion(
             text="".join(parts),

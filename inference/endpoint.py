@@ -1,13 +1,17 @@
 """`EndpointBackend`: any OpenAI-compatible server (our llama-server, vLLM, SGLang, llama.cpp RPC).
 
 Streams through the official `openai` client and reads llama-server's extra `timings` (prompt-cache reuse,
-drafted and accepted tokens) from the final chunk when the server sends them.
+drafted and accepted tokens) from the final chunk when the server sends them. On llama-server, turns without
+native tools go through its own `/completion` with the prompt as token ids (see `inference.token_history`),
+so every turn after the first reuses the whole cached conversation.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import httpx
 import openai
@@ -22,6 +26,9 @@ from inference.backend import (
     Timings,
     ToolCallRequest,
 )
+from inference.token_history import TokenHistory
+
+FINISH_REASONS = {"eos": "stop", "word": "stop", "limit": "length"}
 
 
 class EndpointBackend:
@@ -32,6 +39,31 @@ class EndpointBackend:
                                     timeout=httpx.Timeout(timeout, connect=10.0))
         self.model = model or self._first_model()
         self.name = f"endpoint:{self.base_url}"
+        root = self.base_url.removesuffix("/v1")
+        # no keep-alive: llama-server may close a connection after a stream, and a reused one then fails
+        self.http = httpx.Client(base_url=root, timeout=httpx.Timeout(timeout, connect=10.0),
+                                 limits=httpx.Limits(max_keepalive_connections=0),
+                                 headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+        self.history = TokenHistory(self._tokenize, self._detokenize) if self._is_llama_server() else None
+
+    def _is_llama_server(self) -> bool:
+        try:
+            props = self.http.get("/props")
+            return props.status_code == 200 and "chat_template" in props.json()
+        except (httpx.HTTPError, ValueError):
+            return False
+
+    def _tokenize(self, text: str) -> list[int]:
+        return self._post("/tokenize", {"content": text, "add_special": False, "parse_special": True})["tokens"]
+
+    def _detokenize(self, tokens: list[int]) -> str:
+        return self._post("/detokenize", {"tokens": tokens})["content"]
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.http.post(path, json=body)
+        if response.status_code != 200:
+            raise _status_error(self.base_url, response.status_code, _json(response.text))
+        return response.json()
 
     def _first_model(self) -> str:
         try:
@@ -55,6 +87,12 @@ class EndpointBackend:
         on_text: OnText | None = None,
     ) -> Completion:
         sampling = sampling or Sampling()
+        with self._errors():
+            if self.history is not None and not tools:
+                return self._complete_tokens(messages, sampling, on_text)
+            return self._stream(self._chat_request(messages, tools, sampling), on_text)
+
+    def _chat_request(self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: Sampling) -> dict[str, Any]:
         request: dict[str, Any] = dict(
             model=self.model,
             messages=[m.to_openai() for m in messages],
@@ -71,20 +109,60 @@ class EndpointBackend:
             request["stop"] = sampling.stop
         if tools:
             request["tools"] = tools
+        return request
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Every way a request fails, named with its cause and what to do."""
         try:
-            return self._stream(request, on_text)
-        except openai.APITimeoutError as exc:
+            yield
+        except (openai.APITimeoutError, httpx.TimeoutException) as exc:
             raise BackendError(f"{self.base_url} sent nothing for {self.timeout:.0f} s: the engine is hung or overloaded; "
                                "check its log, restart it, then resume the run") from exc
         except (openai.APIConnectionError, httpx.TransportError) as exc:  # httpx: the stream broke mid-reply
             raise BackendError(f"lost the connection to {self.base_url} ({type(exc).__name__}: {exc}); the engine "
                                "stopped or crashed: check its log, restart it, then resume the run") from exc
         except openai.APIStatusError as exc:
-            body = exc.body if isinstance(exc.body, dict) else {}
-            error = body.get("error", body) if isinstance(body, dict) else {}
-            if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
-                raise ContextOverflow(f"{error.get('message', exc.message)}; start a new run or raise the context size") from exc
-            raise BackendError(f"{self.base_url} answered {exc.status_code}: {exc.message}") from exc
+            raise _status_error(self.base_url, exc.status_code, exc.body, exc.message) from exc
+
+    def _complete_tokens(self, messages: list[Message], sampling: Sampling, on_text: OnText | None) -> Completion:
+        """llama-server's own `/completion`, prompt as token ids: the chat template rendered by the server,
+        the previous prompt + reply kept as the tokens the model generated."""
+        prompt_text = self._post("/apply-template", {"messages": [m.to_openai() for m in messages]})["prompt"]
+        tokens = self.history.tokens_for(prompt_text)
+        body: dict[str, Any] = {"prompt": tokens, "n_predict": sampling.max_tokens, "temperature": sampling.temperature,
+                                "top_p": sampling.top_p, "top_k": sampling.top_k, "min_p": sampling.min_p,
+                                "stop": sampling.stop, "stream": True, "return_tokens": True, "cache_prompt": True}
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
+        started = time.perf_counter()
+        first_at: float | None = None
+        text: list[str] = []
+        generated: list[int] = []
+        final: dict[str, Any] = {}
+        with self.http.stream("POST", "/completion", json=body) as response:
+            if response.status_code != 200:
+                raise _status_error(self.base_url, response.status_code, _json(response.read().decode(errors="replace")))
+            for line in response.iter_lines():
+                kind, _, data = line.partition(": ")
+                if kind not in ("data", "error") or not data.startswith("{"):
+                    continue
+                chunk = json.loads(data)
+                if kind == "error" or "error" in chunk:
+                    raise _status_error(self.base_url, 500, chunk)
+                generated += chunk.get("tokens") or []
+                if chunk.get("content"):
+                    first_at = first_at or time.perf_counter()
+                    text.append(chunk["content"])
+                    if on_text:
+                        on_text(chunk["content"])
+                if chunk.get("stop"):
+                    final = chunk
+        ended = time.perf_counter()
+        reply = "".join(text)
+        self.history.remember(prompt_text, tokens, generated, reply)
+        return Completion(text=reply, finish_reason=FINISH_REASONS.get(final.get("stop_type", ""), final.get("stop_type")),
+                          timings=_timings(final.get("timings"), None, len(generated), started, first_at or ended, ended))
 
     def _stream(self, request: dict[str, Any], on_text: OnText | None) -> Completion:
         started = time.perf_counter()
@@ -119,6 +197,23 @@ class EndpointBackend:
             finish_reason=finish_reason,
             timings=_timings(server_timings, usage, deltas, started, first_at or ended, ended),
         )
+
+
+def _status_error(url: str, status: int, body: Any, message: str | None = None) -> BackendError:
+    """An error answer: a context overflow gets its own type (the agent trims and goes on)."""
+    body = body if isinstance(body, dict) else {}
+    error = body.get("error", body)
+    if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+        return ContextOverflow(f"{error.get('message', message)}; start a new run or raise the context size")
+    detail = error.get("message") if isinstance(error, dict) else None
+    return BackendError(f"{url} answered {status}: {message or detail or body}")
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"error": {"message": text[:500]}}
 
 
 def _timings(server: dict | None, usage: Any, deltas: int, started: float, first_at: float, ended: float) -> Timings:

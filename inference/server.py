@@ -196,18 +196,31 @@ def choose_engine(profile: Profile, key: str | None = None) -> Engine:
 
 def check_fits(profile: Profile, paths: dict[str, Path]) -> None:
     """Refuse, before launch, a profile whose models cannot fit the GPU (gpu profiles) or the RAM."""
+    needed, basis = memory_needed(profile, paths)
+    have, where = memory_available(profile)
+    if needed > have:
+        raise ProfileError(f"profile {profile.name!r} needs about {needed / 1e9:.1f} GB ({basis}) but this machine has "
+                           f"{have / 1e9:.1f} GB of {where}; lower ctx_size, use a smaller model or another profile")
+
+
+def fit_together(profiles: list[Profile]) -> bool:
+    """Whether all these profiles' servers can be up at once (on the device the first one uses)."""
+    total = sum(memory_needed(p, {m: fetch_model(get_model(m)) for m in p.models()})[0] for p in profiles)
+    return total <= memory_available(profiles[0])[0]
+
+
+def memory_needed(profile: Profile, paths: dict[str, Path]) -> tuple[int, str]:
     files = [(paths.get(m), paths[m].stat().st_size if m in paths else get_model(m).approx_size) for m in profile.models()]
-    needed, basis = estimate_bytes(files, profile.ctx_size, profile.cache_type_k, profile.cache_type_v)
+    return estimate_bytes(files, profile.ctx_size, profile.cache_type_k, profile.cache_type_v)
+
+
+def memory_available(profile: Profile) -> tuple[int, str]:
     hardware = Hardware.detect()
     if profile.device == "gpu":
         if not hardware.gpus:
             raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")
-        have, where = max(g.memory_free for g in hardware.gpus), "free GPU memory"
-    else:
-        have, where = hardware.ram_available, "available RAM"
-    if needed > have:
-        raise ProfileError(f"profile {profile.name!r} needs about {needed / 1e9:.1f} GB ({basis}) but this machine has "
-                           f"{have / 1e9:.1f} GB of {where}; lower ctx_size, use a smaller model or another profile")
+        return max(g.memory_free for g in hardware.gpus), "free GPU memory"
+    return hardware.ram_available, "available RAM"
 
 
 def read_state() -> ServerState | None:

@@ -35,6 +35,7 @@ def test_short_bench_produces_consistent_table_json_and_chart(engine, qwen_path,
     session = [s for s in report.samples if s.workload == "agent-session" and s.target == "qwen-cpu"]
     assert len(session) == 4 and all(s.cached_prompt_tokens > 0.8 * s.prompt_tokens for s in session[1:])
     rows = {(r.workload, r.target): r for r in report.rows}
+    assert rows[("agent-session", "qwen-cpu")].history_reprocessed <= 3, "token-exact history: at most 1 per turn"
     for workload in ("edit-turn", "agent-session"):
         base, ngram = rows[(workload, "qwen-cpu")], rows[(workload, "qwen-cpu-ngram")]
         assert base.speedup is None and ngram.speedup == pytest.approx(ngram.tokens_per_second / base.tokens_per_second, rel=0.01)
@@ -54,3 +55,16 @@ def test_summary_arithmetic_on_known_samples():
     base, spec = report.rows
     assert (base.tokens_per_second, spec.tokens_per_second, spec.speedup) == (25.0, 50.0, 2.0)
     assert (spec.acceptance, spec.accepted_share, spec.matches_baseline) == (0.75, 0.6, False)
+
+
+def test_history_reprocessed_counts_what_the_cache_lost():
+    def turn(n, prompt, cached, completion):
+        return Sample(target="t", workload="w", turn=n, repeat=0, text="", tool_calls=0, prompt_tokens=prompt,
+                      cached_prompt_tokens=cached, completion_tokens=completion, prompt_ms=1, predicted_ms=1,
+                      ttft_ms=1, wall_ms=1, draft_n=None, draft_accepted=None)
+
+    # turn 1 adds 1000 - 800 - 150 = 50 tokens but processed 90: 40 tokens of history were lost
+    report = BenchReport(baseline="t", temperature=0, repeat=1,
+                         samples=[turn(0, 800, 0, 150), turn(1, 1000, 910, 20), turn(2, 1100, 1050, 5)])
+    report.summarize()
+    assert report.rows[0].history_reprocessed == 40  # turn 2 added 80 and processed 50: nothing lost

@@ -37,6 +37,31 @@ def test_baseline_serves_with_timings(baseline):
     assert t.draft_n is None  # nothing drafted: the key is absent, not 0
 
 
+def test_agent_turns_reuse_the_generated_tokens_exactly(baseline):
+    """Through llama-server's `/completion` with token ids, the next turn reuses the whole last reply; through
+    chat completions the re-tokenized reply (`<b`+`ash` where the model made `<`+`bash`) is processed again."""
+    from agent.bench_workloads import session_workload
+
+    turns = session_workload().turns
+    processed = {}
+    for path in ("tokens", "chat"):
+        backend = EndpointBackend(baseline.url)
+        assert backend.history is not None, "llama-server must be recognised"
+        if path == "chat":
+            backend.history = None
+        messages = list(turns[0])
+        first = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=400, seed=1))
+        assert "<bash>" in first.text and first.finish_reason == "stop"
+        messages += [first.as_message(), *turns[1]]
+        second = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=8, seed=1))
+        new_tokens = second.timings.prompt_tokens - first.timings.prompt_tokens - first.timings.completion_tokens
+        processed[path] = second.timings.processed_prompt_tokens - new_tokens
+        processed[path + " text"] = first.text
+    assert processed["tokens text"] == processed["chat text"], "both paths render the same prompt"
+    assert processed["tokens"] <= 1, "only the end-of-turn token may be evaluated again"
+    assert processed["chat"] > 10, "re-tokenized history splits differently (else this test proves nothing)"
+
+
 def greedy_with_logprobs(url: str) -> tuple[str, list[dict]]:
     body = {"messages": [m.to_openai() for m in PROMPT], "temperature": 0, "max_tokens": GREEDY.max_tokens,
             "seed": 1, "logprobs": True, "top_logprobs": 2}

@@ -1,0 +1,44 @@
+"""Token-exact conversation history: the KV cache keeps its prefix from one agent turn to the next.
+
+An agent's conversation is append-only, but its text is not token-stable: the model may generate `<` + `bash`
+where the same text re-tokenized reads `<b` + `ash`, and the engine's cached prefix ends at the first
+mismatch, so the rest of the last reply is processed again on every turn. Keeping the last prompt and the
+tokens the model actually generated, and tokenizing only what the next prompt adds, avoids that.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+class TokenHistory:
+    def __init__(self, tokenize: Callable[[str], list[int]], detokenize: Callable[[list[int]], str]):
+        self._tokenize, self._detokenize = tokenize, detokenize
+        self._text = ""  # the last prompt + reply, as text ...
+        self._tokens: list[int] = []  # ... and as the tokens the engine evaluated or generated
+
+    def tokens_for(self, prompt_text: str) -> list[int]:
+        """Tokens for a rendered prompt; when it extends the last prompt + reply, those keep their tokens."""
+        if self._text and prompt_text.startswith(self._text):
+            return self._tokens + self._tokenize(prompt_text[len(self._text):])
+        return self._tokenize(prompt_text)
+
+    def remember(self, prompt_text: str, prompt_tokens: list[int], generated: list[int], reply: str) -> None:
+        """Keep the prompt and the longest run of generated tokens whose text begins the reply (a stop
+        string, or an end-of-turn token, may follow tokens that the reply text does not contain)."""
+        generated = list(generated)
+        spelled = ""
+        while generated:
+            try:
+                spelled = self._detokenize(generated)
+                if reply.startswith(spelled):
+                    break
+            except UnicodeDecodeError:
+                pass
+            generated.pop()
+            spelled = ""
+        self._tokens = list(prompt_tokens) + generated
+        self._text = prompt_text + spelled
+
+    def forget(self) -> None:
+        self._text, self._tokens = "", []
