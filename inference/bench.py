@@ -90,7 +90,8 @@ class Row(BaseModel):
     workload: str
     target: str
     tokens_per_second: float
-    speedup: float | None
+    speedup: float | None  # median over rounds of (this round's rate / the baseline's in the same round)
+    speedup_range: tuple[float, float] | None = None  # lowest and highest per-round speedup
     drafted: int | None
     accepted: int | None
     acceptance: float | None  # accepted / drafted
@@ -116,7 +117,6 @@ class BenchReport(BaseModel):
         workloads = list(dict.fromkeys(s.workload for s in self.samples))
         targets = list(dict.fromkeys(s.target for s in self.samples))
         for workload in workloads:
-            base_rate = self._median_rate(workload, self.baseline)
             for target in targets:
                 mine = [s for s in self.samples if s.workload == workload and s.target == target]
                 if not mine:
@@ -129,7 +129,8 @@ class BenchReport(BaseModel):
                 later_prompt = sum(s.prompt_tokens for s in later)
                 self.rows.append(Row(
                     workload=workload, target=target, tokens_per_second=round(rate, 2),
-                    speedup=round(rate / base_rate, 3) if base_rate and target != self.baseline else None,
+                    speedup=self._speedup(workload, target),
+                    speedup_range=self._speedup_range(workload, target),
                     drafted=drafted if drafted else None, accepted=accepted if drafted else None,
                     acceptance=round(accepted / drafted, 3) if drafted else None,
                     accepted_share=round(accepted / generated, 3) if drafted and generated else None,
@@ -142,14 +143,31 @@ class BenchReport(BaseModel):
                 ))
 
     def _median_rate(self, workload: str, target: str) -> float:
-        """Tokens over seconds for each (turn, repeat), then the median across repeats."""
+        rates = list(self._rates(workload, target).values())
+        return statistics.median(rates) if rates else 0.0
+
+    def _rates(self, workload: str, target: str) -> dict[int, float]:
+        """Tokens over seconds summed over a round's turns, per round."""
         per_repeat: dict[int, tuple[int, float]] = {}
         for s in self.samples:
             if s.workload == workload and s.target == target:
                 tokens, ms = per_repeat.get(s.repeat, (0, 0.0))
                 per_repeat[s.repeat] = (tokens + s.completion_tokens, ms + s.predicted_ms)
-        rates = [t / (ms / 1000) for t, ms in per_repeat.values() if ms > 0]
-        return statistics.median(rates) if rates else 0.0
+        return {r: t / (ms / 1000) for r, (t, ms) in per_repeat.items() if ms > 0}
+
+    def _paired_speedups(self, workload: str, target: str) -> list[float]:
+        """Each round's rate over the baseline's in the same round, so drift between rounds cancels out."""
+        mine, base = self._rates(workload, target), self._rates(workload, self.baseline)
+        return [mine[r] / base[r] for r in mine if base.get(r)] if target != self.baseline else []
+
+    def _speedup(self, workload: str, target: str) -> float | None:
+        ratios = self._paired_speedups(workload, target)
+        return round(statistics.median(ratios), 3) if ratios else None
+
+    def _speedup_range(self, workload: str, target: str) -> tuple[float, float] | None:
+        """The lowest and highest per-round speedup: how much of a difference is noise."""
+        ratios = self._paired_speedups(workload, target)
+        return (round(min(ratios), 3), round(max(ratios), 3)) if len(ratios) > 1 else None
 
     def _matches(self, workload: str, target: str) -> bool | None:
         if target == self.baseline or self.temperature > 0:
@@ -159,11 +177,11 @@ class BenchReport(BaseModel):
         return texts(target) == texts(self.baseline)
 
     def markdown(self) -> str:
-        header = ("| workload | target | tok/s | speedup | drafted | accepted | accepted/drafted | accepted/generated "
+        header = ("| workload | target | tok/s | speedup (per-round range) | drafted | accepted | accepted/drafted | accepted/generated "
                   "| prompt tok/s | TTFT ms | cached (later turns) | history re-processed | wall s | = baseline |")
         lines = [header, "|" + "---|" * 14]
         for r in self.rows:
-            cells = [r.workload, r.target, f"{r.tokens_per_second:.1f}", _fmt(r.speedup, "{:.2f}x"), _fmt(r.drafted),
+            cells = [r.workload, r.target, f"{r.tokens_per_second:.1f}", _speedup(r), _fmt(r.drafted),
                      _fmt(r.accepted), _fmt(r.acceptance, "{:.0%}"), _fmt(r.accepted_share, "{:.0%}"),
                      f"{r.prompt_per_second:.0f}", f"{r.ttft_ms:.0f}", f"{r.cached_share:.0%}" if r.cached_share else "-",
                      _fmt(r.history_reprocessed, "{:.0f}"),
@@ -220,6 +238,13 @@ def reprocessed(samples: list[Sample]) -> int:
             added = s.prompt_tokens - before.prompt_tokens - before.completion_tokens
             total += max(0, s.prompt_tokens - s.cached_prompt_tokens - added)
     return total
+
+
+def _speedup(row: Row) -> str:
+    if row.speedup is None:
+        return "-"
+    spread = f" ({row.speedup_range[0]:.2f}-{row.speedup_range[1]:.2f})" if row.speedup_range else ""
+    return f"{row.speedup:.2f}x{spread}"
 
 
 def _fmt(value: Any, pattern: str = "{}") -> str:

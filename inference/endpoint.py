@@ -158,6 +158,8 @@ class EndpointBackend:
                         on_text(chunk["content"])
                 if chunk.get("stop"):
                     final = chunk
+        if not final:
+            raise httpx.RemoteProtocolError("the stream ended before the engine's final message")
         ended = time.perf_counter()
         reply = "".join(text)
         self.history.remember(prompt_text, tokens, generated, reply)

@@ -68,3 +68,18 @@ def test_history_reprocessed_counts_what_the_cache_lost():
                          samples=[turn(0, 800, 0, 150), turn(1, 1000, 910, 20), turn(2, 1100, 1050, 5)])
     report.summarize()
     assert report.rows[0].history_reprocessed == 40  # turn 2 added 80 and processed 50: nothing lost
+
+
+def test_speedup_range_pairs_each_round_with_the_baselines_same_round():
+    def sample(target, repeat, ms):
+        return Sample(target=target, workload="w", turn=0, repeat=repeat, text="", tool_calls=0, prompt_tokens=1,
+                      cached_prompt_tokens=0, completion_tokens=100, prompt_ms=1, predicted_ms=ms, ttft_ms=1,
+                      wall_ms=ms, draft_n=None, draft_accepted=None)
+
+    # round 0 is slow for both (machine drift): paired, the speedups are 1.0 and 2.0
+    report = BenchReport(baseline="base", temperature=0, repeat=2, samples=[
+        sample("base", 0, 4000), sample("spec", 0, 4000), sample("base", 1, 2000), sample("spec", 1, 1000)])
+    report.summarize()
+    base, spec = report.rows
+    assert base.speedup_range is None and spec.speedup_range == (1.0, 2.0)
+    assert "| w | spec | 62.5 | 1.50x (1.00-2.00) |" in report.markdown()
