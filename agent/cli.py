@@ -30,6 +30,19 @@ JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout
 ApprovalOpt = typer.Option(None, "--approval", help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).")
 
 
+@app.callback()
+def _main() -> None:
+    """dflash-agent: a local coding agent on your own machine."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum: int, _frame) -> None:
+    """`kill` unwinds like an exception, so the servers a command started are stopped, not orphaned."""
+    raise SystemExit(128 + signum)
+
+
 def _fail(message: str, code: int = 1) -> None:
     err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)

@@ -105,6 +105,7 @@ class Engine(BaseModel):
     version: str
     capabilities: Capabilities
     build_seconds: float
+    patches: list[str] = []  # our engine patches (inference/patches) built into it
 
 
 def parse_help(text: str) -> Capabilities:
@@ -246,7 +247,9 @@ def build_engine(source: EngineSource, options: BuildOptions | None = None, *, j
     """Build llama-server for `source` with `options`, or return the cached build with the same key."""
     options = options or detect_build_options()
     tree, commit = resolve_source(source)
-    key = hashlib.sha256(f"{commit}|{' '.join(options.cmake_args())}".encode()).hexdigest()[:16]
+    patches = applicable_patches(tree)
+    identity = "|".join([commit, " ".join(options.cmake_args()), *(f"{p.name}:{_digest(p)}" for p in patches)])
+    key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     out = engines_dir() / key
     manifest = out / "engine.json"
     if manifest.is_file() and not force:
@@ -256,6 +259,7 @@ def build_engine(source: EngineSource, options: BuildOptions | None = None, *, j
     build_dir.mkdir(parents=True, exist_ok=True)
     log = build_dir / "build.log"
     started = time.monotonic()
+    tree = patched_copy(tree, patches, engines_dir() / f"src-{key}") if patches else tree
     with log.open("w") as log_file, _progress(show_progress) as progress:
         task = progress.add_task(f"configure {source.describe()} ({options.backend})", total=None)
         _run(["cmake", "-S", str(tree), "-B", str(build_dir), *options.cmake_args()], log_file, log, "configure")
@@ -270,10 +274,43 @@ def build_engine(source: EngineSource, options: BuildOptions | None = None, *, j
     shutil.copytree(binary_dir, out / "bin", symlinks=True)
     version, capabilities = probe(out / "bin" / "llama-server")
     engine = Engine(key=key, source=source.describe(), commit=commit, options=options, binary=out / "bin" / "llama-server",
-                    version=version, capabilities=capabilities, build_seconds=round(time.monotonic() - started, 1))
+                    version=version, capabilities=capabilities, build_seconds=round(time.monotonic() - started, 1),
+                    patches=[p.stem for p in patches])
     manifest.write_text(engine.model_dump_json(indent=2))
     shutil.rmtree(build_dir, ignore_errors=True)
+    if patches:
+        shutil.rmtree(tree, ignore_errors=True)
     return engine
+
+
+PATCHES_DIR = Path(__file__).parent / "patches"
+
+
+def applicable_patches(tree: Path) -> list[Path]:
+    """Our engine patches that apply cleanly to this tree. Each is optional: a source that has moved on builds
+    without it, and the flags it adds are then missing from the engine's capabilities."""
+    return [patch for patch in sorted(PATCHES_DIR.glob("*.patch")) if _git_apply(tree, patch, "--check").returncode == 0]
+
+
+def patched_copy(tree: Path, patches: list[Path], target: Path) -> Path:
+    """A copy of the source tree with the patches applied; the cached source itself stays pristine."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(tree, target, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    for patch in patches:
+        run = _git_apply(target, patch)
+        if run.returncode != 0:
+            raise EngineBuildError(f"patch {patch.name} passed its check but failed to apply: {run.stderr[-500:]}")
+    return target
+
+
+def _git_apply(tree: Path, patch: Path, *flags: str) -> subprocess.CompletedProcess:
+    """`git apply` relative to `tree` (its own repository, or none: never one it happens to sit in)."""
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.resolve().parent))
+    return subprocess.run(["git", "apply", *flags, str(patch)], cwd=tree, env=env, capture_output=True, text=True)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
 def list_engines() -> list[Engine]:

@@ -50,6 +50,7 @@ class Profile(BaseModel):
     draft_p_min: float | None = None
     ngram_size_n: int | None = None  # n-gram speculation: tokens that must match before drafting ...
     ngram_size_m: int | None = None  # ... and how many tokens to draft from the match
+    ngram_adapt_min: int | None = None  # ngram-simple: drafts start this long and adapt (our engine patch)
     threads: int | None = None
     temperature: float | None = None
     top_k: int | None = None
@@ -114,6 +115,8 @@ def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
     args = ["--spec-type", kind]
     if kind in ("ngram-simple", "ngram-map-k", "ngram-map-k4v"):
         args += _opt(f"--spec-{kind}-size-n", profile.ngram_size_n) + _opt(f"--spec-{kind}-size-m", profile.ngram_size_m)
+    if kind == "ngram-simple":
+        args += _opt("--spec-ngram-simple-adapt-min", profile.ngram_adapt_min)
     return args
 
 
@@ -157,13 +160,15 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         # (0.6x, even at draft max 4); kept for GPUs, where decode is bandwidth-bound and the balance flips.
         Profile(name="qwen-cpu-draft", description="CPU, draft-model speculation with Qwen2.5-Coder-0.5B (for GPUs; slower on small CPUs).",
                 draft="qwen2.5-coder-0.5b", speculative="draft", draft_max=8, draft_min=0, **CPU_QWEN),
-        # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md). ngram-simple with a
-        # 16-token match and 32-token drafts: about 2x when a reply re-emits a file, 0.96-1.05x elsewhere. The
-        # stock 12/48 drafted from the system prompt's examples in agent sessions (11% accepted, 0.77x);
-        # ngram-mod with a 12-token match drafted wrongly on fresh code (0.94x); the 0.5B draft model lost
-        # everywhere (0.3-0.67x: on 2 cores a verify batch is not cheap enough for its ~85% acceptance).
-        Profile(name="qwen-cpu-ngram", description="CPU default: n-gram speculation (about 2x when a reply re-emits text).",
-                speculative="ngram-simple", ngram_size_n=16, ngram_size_m=32, **CPU_QWEN),
+        # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md): ngram-simple with a
+        # 16-token match and adaptive drafts (our engine patch): each reply's drafts start at 8 tokens, double
+        # after a fully accepted one up to 48, halve after a rejected one. About 2.2x when a reply re-emits a
+        # file, 0.98-1.02x elsewhere. A fixed 32-token draft reached 2.1x but lost on short agent replies
+        # (0.96-0.97x: a wrong 32-token draft copied from the prompt's examples costs ~10 steps to verify); the
+        # stock 12/48 lost more (0.77x); the 0.5B draft model lost everywhere (0.3-0.67x: on 2 cores a verify
+        # batch is not cheap enough for its ~85% acceptance).
+        Profile(name="qwen-cpu-ngram", description="CPU default: adaptive n-gram speculation (about 2x when a reply re-emits text).",
+                speculative="ngram-simple", ngram_size_n=16, ngram_size_m=48, ngram_adapt_min=8, **CPU_QWEN),
     ]
 }
 

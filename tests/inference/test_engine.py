@@ -39,6 +39,25 @@ def test_capabilities_of_the_built_engine(engine):
     assert "version" in engine.version
 
 
+def test_our_patches_are_built_in_and_the_cached_source_stays_pristine(engine):
+    from inference.engine import applicable_patches, resolve_source
+
+    assert engine.patches == ["ngram-simple-adaptive"]
+    assert engine.capabilities.has("--spec-ngram-simple-adapt-min")
+    tree, _ = resolve_source(EngineSource.parse("pypi-sdist"))
+    assert "adapt_min" not in (tree / "common" / "common.h").read_text()  # patched in a copy only
+    assert [p.stem for p in applicable_patches(tree)] == ["ngram-simple-adaptive"]
+
+
+def test_a_patch_that_does_not_apply_is_left_out(tmp_path):
+    """A source that has moved on (here: no such file at all) builds without our patch instead of failing."""
+    from inference.engine import applicable_patches
+
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "common.h").write_text("// another llama.cpp\n")
+    assert applicable_patches(tmp_path) == []
+
+
 def test_a_second_build_is_served_from_the_cache(engine):
     started = time.monotonic()
     again = build_engine(EngineSource.parse("pypi-sdist"), BuildOptions(backend="cpu"), show_progress=False)

@@ -68,9 +68,18 @@ def test_cpu_profiles_render_on_the_built_engine(engine):
         args = render(BUILTIN_PROFILES[name], engine.capabilities, PATHS, "127.0.0.1", 9000)
         assert args[:2] == ["-m", "/m/q15.gguf"] and "--host" in args and "127.0.0.1" in args
     ngram = render(BUILTIN_PROFILES["qwen-cpu-ngram"], engine.capabilities, PATHS, "127.0.0.1", 9000)
-    assert " ".join(ngram[2:8]) == "--spec-type ngram-simple --spec-ngram-simple-size-n 16 --spec-ngram-simple-size-m 32"
+    assert " ".join(ngram[2:10]) == ("--spec-type ngram-simple --spec-ngram-simple-size-n 16 "
+                                     "--spec-ngram-simple-size-m 48 --spec-ngram-simple-adapt-min 8")
     draft = render(BUILTIN_PROFILES["qwen-cpu-draft"], engine.capabilities, PATHS, "127.0.0.1", 9000)
     assert ["--spec-draft-model", "/m/q05.gguf", "--spec-type", "draft-simple"] == draft[2:6]
+
+
+def test_adaptive_ngram_needs_our_engine_patch():
+    upstream = parse_help("--spec-type none,ngram-simple\n-m FNAME\n--spec-ngram-simple-size-n N\n"
+                          "--spec-ngram-simple-size-m N\n--host\n--port\n-np\n-b\n-ub\n--ctx-size\n--jinja\n"
+                          "--metrics\n--log-timestamps\n--log-prefix\n")
+    with pytest.raises(ProfileError, match="--spec-ngram-simple-adapt-min"):
+        render(BUILTIN_PROFILES["qwen-cpu-ngram"], upstream, PATHS, "127.0.0.1", 1)
 
 
 def test_user_profiles_extend_builtins(tmp_path):

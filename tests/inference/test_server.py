@@ -141,3 +141,28 @@ def test_background_server_status_and_stop(engine, tmp_path, monkeypatch):
     stop_background()
     server.process.wait(timeout=20)
     assert background_status() == (None, False)
+
+
+def test_sigterm_to_agent_serve_stops_its_server(engine, qwen_path):
+    """`kill` of a foreground `agent serve` must not leave llama-server running on its own."""
+    import signal
+    import subprocess
+    import sys
+
+    from pathlib import Path
+
+    agent = subprocess.Popen([str(Path(sys.executable).parent / "agent"), "serve", "--profile", "qwen-cpu"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = agent.stdout.readline().strip()  # printed once the server answers /health
+        assert url.startswith("http://127.0.0.1:"), url
+        children = subprocess.run(["pgrep", "-P", str(agent.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 1
+        agent.send_signal(signal.SIGTERM)
+        assert agent.wait(30) == 128 + signal.SIGTERM
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(url.removesuffix("/v1") + "/health", timeout=2)
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(children[0]), 0)
+    finally:
+        agent.kill()
