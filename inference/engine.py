@@ -289,6 +289,8 @@ PATCHES_DIR = Path(__file__).parent / "patches"
 def applicable_patches(tree: Path) -> list[Path]:
     """Our engine patches that apply cleanly to this tree. Each is optional: a source that has moved on builds
     without it, and the flags it adds are then missing from the engine's capabilities."""
+    if not shutil.which("git"):  # the toolchain check names what to install
+        return []
     return [patch for patch in sorted(PATCHES_DIR.glob("*.patch")) if _git_apply(tree, patch, "--check").returncode == 0]
 
 
@@ -318,7 +320,7 @@ def list_engines() -> list[Engine]:
 
 
 def _require_toolchain(options: BuildOptions) -> None:
-    missing = [tool for tool in ("cmake",) if not shutil.which(tool)]
+    missing = [tool for tool in ("cmake", "git") if not shutil.which(tool)]
     if not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
         missing.append("a C++ compiler (g++ or clang++)")
     if options.backend == "cuda" and not shutil.which("nvcc"):
