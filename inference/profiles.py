@@ -162,8 +162,8 @@ BUILTIN_PROFILES: dict[str, Profile] = {
                 draft="qwen2.5-coder-0.5b", speculative="draft", draft_max=8, draft_min=0, **CPU_QWEN),
         # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md): ngram-simple with a
         # 16-token match and adaptive drafts (our engine patch): each reply's drafts start at 8 tokens, double
-        # after a fully accepted one up to 48, halve after a rejected one. About 2.2x when a reply re-emits a
-        # file, 0.98-1.02x elsewhere. A fixed 32-token draft reached 2.1x but lost on short agent replies
+        # after a fully accepted one up to 48, halve after a rejected one. About 2.1x when a reply re-emits a
+        # file, 0.99-1.05x elsewhere. A fixed 32-token draft reached 2.1x but lost on short agent replies
         # (0.96-0.97x: a wrong 32-token draft copied from the prompt's examples costs ~10 steps to verify); the
         # stock 12/48 lost more (0.77x); the 0.5B draft model lost everywhere (0.3-0.67x: on 2 cores a verify
         # batch is not cheap enough for its ~85% acceptance).

@@ -83,3 +83,25 @@ def test_speedup_range_pairs_each_round_with_the_baselines_same_round():
     base, spec = report.rows
     assert base.speedup_range is None and spec.speedup_range == (1.0, 2.0)
     assert "| w | spec | 62.5 | 1.50x (1.00-2.00) |" in report.markdown()
+
+
+def test_targets_up_together_take_turns_in_an_order_rotated_every_round():
+    from inference.backend import Completion, Message, Timings
+    from inference.bench import Target, Workload, run_bench
+
+    order: list[str] = []
+
+    class Recorder:
+        def __init__(self, name):
+            self.name = name
+
+        def complete(self, messages, tools=None, sampling=None, on_text=None):
+            order.append(self.name)
+            return Completion(text="x", timings=Timings(prompt_tokens=5, completion_tokens=10, predicted_ms=100))
+
+    group = [(Target(name=n, profile=n), Recorder(n)) for n in ("a", "b", "c")]
+    workload = Workload(id="w", kind="code", turns=[[Message(role="user", content="hi")]])
+    report = run_bench([group], [workload], repeat=3, temperature=0, baseline="a")
+    assert order[:3] == ["a", "b", "c"]  # one warm-up each
+    assert order[3:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert [r.speedup for r in report.rows] == [None, 1.0, 1.0]
