@@ -39,7 +39,8 @@ def engine_build(
         _fail(str(exc))
     caps = engine.capabilities
     typer.echo(f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
-               f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}")
+               f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
+               f"\n  our patches: {', '.join(engine.patches) or 'none apply to this source'}")
 
 
 @engine_app.command("list")
@@ -47,10 +48,10 @@ def engine_list() -> None:
     """Show the cached engine builds and their capabilities."""
     from inference.engine import list_engines
 
-    table = Table("key", "source", "backend", "version", "DFlash", "built in")
+    table = Table("key", "source", "backend", "version", "DFlash", "patches", "built in")
     for engine in list_engines():
         table.add_row(engine.key, f"{engine.source}\n{engine.commit[:16]}", engine.options.backend, engine.version,
-                      engine.capabilities.dflash_dialect, f"{engine.build_seconds:.0f}s")
+                      engine.capabilities.dflash_dialect, ", ".join(engine.patches) or "-", f"{engine.build_seconds:.0f}s")
     Console().print(table)
 
 
