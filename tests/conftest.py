@@ -59,14 +59,16 @@ def scripted():
 
 
 @pytest.fixture(scope="session")
-def report_line(request):
-    """Write one line to the terminal report, past output capture (the fuzz and escape suites' counts)."""
+def report_fuzz_counts(request):
+    """Write a fuzz suite's case and escape counts to the terminal report, past output capture."""
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
 
-    def write(line: str) -> None:
+    def write(title: str, cases: dict[str, int], escapes: dict[str, int]) -> None:
+        per_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(cases.items()))
         if reporter and capture:
             with capture.global_and_fixture_disabled():
-                reporter.write_line("\n" + line)
+                reporter.write_line(f"\n{title}: {sum(cases.values())} cases tried ({per_kind}), "
+                                    f"escapes: {sum(escapes.values())}")
 
     return write

@@ -67,11 +67,9 @@ def case(kind: str):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def report_counts(report_line):
+def report_counts(report_fuzz_counts):
     yield
-    per_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(CASES.items()))
-    line = f"tool-call parser fuzzing: {sum(CASES.values())} cases tried ({per_kind}), escapes: {sum(ESCAPES.values())}"
-    report_line(line)
+    report_fuzz_counts("tool-call parser fuzzing", CASES, ESCAPES)
 
 
 # ---------------------------------------------------------------- strategies

@@ -41,11 +41,9 @@ ESCAPES: Counter[str] = Counter()  # an exception escaped, or something outside 
 
 
 @pytest.fixture(scope="module", autouse=True)
-def report_counts(report_line):
+def report_counts(report_fuzz_counts):
     yield
-    per_tool = ", ".join(f"{kind} {n}" for kind, n in sorted(CASES.items()))
-    line = f"tool argument fuzzing: {sum(CASES.values())} cases tried ({per_tool}), escapes: {sum(ESCAPES.values())}"
-    report_line(line)
+    report_fuzz_counts("tool argument fuzzing", CASES, ESCAPES)
 
 
 class Arena:
