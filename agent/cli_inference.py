@@ -120,7 +120,8 @@ def bench(
                                  help="Comma-separated profiles; the first is the baseline."),
     endpoints: Optional[list[str]] = typer.Option(None, "--endpoint", help="NAME=URL of a running server (repeatable; used instead of --profiles)."),
     workloads: str = typer.Option("seed,edit,agent", "--workloads", help="Any of: seed (the guide's 4 prompts), edit, agent."),
-    repeat: int = typer.Option(1, "--repeat", help="Rounds over all workloads per target (medians are reported)."),
+    repeat: int = typer.Option(1, "--repeat", help="Rounds over all workloads; a speedup is the median of per-round "
+                                                   "ratios, shown with their range (3 rounds see past the noise)."),
     temperature: float = typer.Option(0.0, "--temperature", help="0 also checks that outputs match the baseline."),
     max_tokens: int = typer.Option(1200, "--max-tokens", help="Tokens per reply (the guide used 1200)."),
     out: Path = typer.Option(Path("bench-results"), "--out", help="Folder for bench.json, bench.md and bench.png."),
