@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+# A stop string or an end-of-turn token leaves a few generated tokens the reply text lacks; more than this
+# many means the texts differ for another reason, and the reply is then simply re-tokenized next turn.
+MAX_TRIMMED = 8
+
 
 class TokenHistory:
     def __init__(self, tokenize: Callable[[str], list[int]], detokenize: Callable[[list[int]], str]):
@@ -28,17 +32,15 @@ class TokenHistory:
         string, or an end-of-turn token, may follow tokens that the reply text does not contain)."""
         generated = list(generated)
         spelled = ""
-        while generated:
+        for _ in range(MAX_TRIMMED + 1):  # each try may be a request to the engine: bounded
             try:
-                spelled = self._detokenize(generated)
+                spelled = self._detokenize(generated) if generated else ""
                 if reply.startswith(spelled):
                     break
             except UnicodeDecodeError:
                 pass
-            generated.pop()
-            spelled = ""
+            generated.pop()  # not empty here: an empty run spells "", which begins any reply
+        else:
+            generated, spelled = [], ""
         self._tokens = list(prompt_tokens) + generated
         self._text = prompt_text + spelled
-
-    def forget(self) -> None:
-        self._text, self._tokens = "", []
