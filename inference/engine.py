@@ -7,6 +7,7 @@ ends as a local tree that goes through the same configure-and-build path.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import platform
@@ -16,8 +17,9 @@ import subprocess
 import sys
 import tarfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Iterator, Literal
 
 from pydantic import BaseModel, Field
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -257,6 +259,24 @@ def build_engine(source: EngineSource, options: BuildOptions | None = None, *, j
     manifest = out / "engine.json"
     if manifest.is_file() and not force:
         return Engine.model_validate_json(manifest.read_text())
+    with _build_lock(key):  # two builders of one key share the source copy and build folder: one waits
+        if manifest.is_file() and not force:
+            return Engine.model_validate_json(manifest.read_text())
+        return _build(source, options, tree, commit, patches, key, jobs, show_progress)
+
+
+@contextmanager
+def _build_lock(key: str) -> Iterator[None]:
+    engines_dir().mkdir(parents=True, exist_ok=True)
+    with (engines_dir() / f".build-{key}.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _build(source: EngineSource, options: BuildOptions, tree: Path, commit: str, patches: list[Path], key: str,
+           jobs: int | None, show_progress: bool) -> Engine:
+    out = engines_dir() / key
+    manifest = out / "engine.json"
     _require_toolchain(options)
     build_dir = engines_dir() / f"build-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,8 @@ import pytest
 from inference.engine import (
     BEELLAMA_TAG,
     BuildOptions,
+    Capabilities,
+    Engine,
     EngineBuildError,
     EngineSource,
     build_engine,
@@ -165,3 +167,41 @@ def test_git_source_at_a_ref_is_cloned_built_and_cached_by_commit(tmp_path, monk
     branch = EngineSource.parse(f"file://{origin}", repo.active_branch.name)
     newer = build_engine(branch, BuildOptions(), show_progress=False)
     assert newer.key != built.key and newer.version == "version: 8 (abc1234)"
+
+
+def test_builders_of_one_key_take_turns(tmp_path, monkeypatch):
+    """Two builds of the same key at once (two test runs, two terminals) shared one source copy and build folder
+    and broke each other ('No rule to make target ...'); the second now waits and takes the first one's result."""
+    import threading
+
+    from inference import engine as engine_module
+
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "CMakeLists.txt").write_text("project(x)\n")
+    running, overlaps, builds = [0], [], []
+
+    def slow_build(source, options, tree, commit, patches, key, jobs, show_progress):
+        running[0] += 1
+        overlaps.append(running[0])
+        time.sleep(0.5)
+        engine = Engine(key=key, source=source.describe(), commit=commit, options=options, binary=tree / "llama-server",
+                        version="test", capabilities=Capabilities(), build_seconds=0.5)
+        (engine_module.engines_dir() / key).mkdir(parents=True)
+        (engine_module.engines_dir() / key / "engine.json").write_text(engine.model_dump_json())
+        builds.append(key)
+        running[0] -= 1
+        return engine
+
+    monkeypatch.setattr(engine_module, "_build", slow_build)
+    source, options = EngineSource.parse(str(tree)), BuildOptions(backend="cpu")
+    results: list[Engine] = []
+    threads = [threading.Thread(target=lambda: results.append(build_engine(source, options, show_progress=False)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1 and overlaps == [1]
+    assert [r.key for r in results] == [builds[0]] * 2
