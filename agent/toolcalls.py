@@ -213,9 +213,18 @@ def describe_tool_xml(tool: Tool) -> str:
     return f"### {tool.name}\n{tool.description}\n" + "\n".join(lines)
 
 
+OBSERVATION_TAG = re.compile(r"<(\s*/?\s*observation)", re.I)
+
+
+def neutralise_tags(text: str) -> str:
+    """Tool output is data: an `<observation ...>` or `</observation>` in it (any case or spacing) loses its
+    `<`, so output cannot end its own observation and forge another one."""
+    return OBSERVATION_TAG.sub(r"&lt;\1", text)
+
+
 def observation_text(name: str, result: ToolResult) -> str:
     status = "error" if result.is_error else "ok"
-    return f'<observation tool="{name}" status="{status}">\n{result.output}\n</observation>'
+    return f'<observation tool="{name}" status="{status}">\n{neutralise_tags(result.output)}\n</observation>'
 
 
 class TextProtocol:
@@ -249,7 +258,7 @@ class TextProtocol:
 
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         parts = [observation_text(call.name, result) for call, result in results]
-        parts += [f'<observation status="error">\nmalformed tool call: {e}\n</observation>' for e in errors]
+        parts += [f'<observation status="error">\nmalformed tool call: {neutralise_tags(e)}\n</observation>' for e in errors]
         return [Message(role="user", content="\n".join(parts))] if parts else []
 
 

@@ -17,6 +17,7 @@ This module imports nothing from the rest of the project (tools.base imports it)
 from __future__ import annotations
 
 import itertools
+from collections import deque
 import os
 import shutil
 import signal
@@ -58,6 +59,9 @@ class SandboxPolicy(BaseModel):
     max_processes: int = Field(default=256, ge=0, description="processes+threads per command; 0: no limit")
     extra_writable: list[str] = []  # more folders writable in workspace-write mode
     allow_env: list[str] = []  # environment names (or NAME_* patterns) commands may see (config `tool_env`)
+    max_memory_mb: int = Field(default=8192, ge=0, description="data memory per process (RLIMIT_DATA); 0: no limit")
+    max_file_mb: int = Field(default=2048, ge=0, description="largest file a command may write (RLIMIT_FSIZE); 0: none")
+    tmp_size_mb: int = Field(default=1024, ge=0, description="size of the private /tmp (bwrap --size); 0: no cap")
 
 
 # --- bubblewrap ---------------------------------------------------------------------------------------
@@ -68,6 +72,7 @@ class BwrapProbe:
     path: str | None
     version: str | None = None
     problem: str | None = None  # why it cannot be used
+    sized_tmp: bool = False  # supports `--size` for the private /tmp (bubblewrap 0.10+)
 
     @property
     def ok(self) -> bool:
@@ -105,16 +110,32 @@ def _self_test(path: str) -> BwrapProbe:
         why = (test.stderr.strip().splitlines() or [f"exit code {test.returncode}"])[-1]
         return BwrapProbe(path, version or None, problem=f"{path} fails its self-test ({why}); user namespaces "
                           "may be disabled (sysctl kernel.unprivileged_userns_clone / apparmor) or this is a container")
-    return BwrapProbe(path, version or "bubblewrap")
+    try:
+        sized = subprocess.run([*_bwrap_base(path, 1 << 20), "--unshare-net", "--", "true"], capture_output=True,
+                               timeout=20, stdin=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        sized = False
+    return BwrapProbe(path, version or "bubblewrap", sized_tmp=sized)
 
 
-def _bwrap_base(path: str) -> list[str]:
-    """The part of every sandbox that does not depend on the workspace or policy."""
+def _bwrap_base(path: str, tmp_bytes: int = 0) -> list[str]:
+    """The part of every sandbox that does not depend on the workspace: read-only root, fresh /dev and
+    /proc, a private /tmp (`tmp_bytes` > 0: that size at most), and /run (/var/run) replaced by an empty
+    tmpfs, so the host's unix sockets there (systemd user bus, docker.sock, dbus) are out of reach: a
+    read-only bind does not stop connect() on a socket."""
     args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for covered in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
         args += ["--ro-bind-try", covered, covered]  # kernel tunables stay read-only, even for uid 0
-    return args + ["--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
-                   "--cap-drop", "ALL"]
+    args += ["--size", str(tmp_bytes)] if tmp_bytes > 0 else []
+    args += ["--tmpfs", "/tmp"]
+    for run in RUN_DIRS:
+        if os.path.isdir(run) and not os.path.islink(run):
+            args += ["--tmpfs", run]
+    return args + ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+
+RUN_DIRS = ("/run", "/var/run")  # runtime state and sockets of the host's services
+RESOLV_CONF = Path("/etc/resolv.conf")
 
 
 def _kept_under_tmp(home: Path) -> list[Path]:
@@ -130,23 +151,31 @@ def _kept_under_tmp(home: Path) -> list[Path]:
     return kept
 
 
-def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None) -> list[str]:
-    """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write)."""
+def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None,
+               *, sized_tmp: bool = False) -> list[str]:
+    """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write).
+    `sized_tmp`: this bwrap supports `--size`, so the private /tmp gets `policy.tmp_size_mb`."""
     workspace = Path(workspace).resolve()
     home = Path(home or Path.home())
-    args = _bwrap_base(bwrap)
+    args = _bwrap_base(bwrap, policy.tmp_size_mb << 20 if sized_tmp else 0)
+    if policy.network:  # DNS: /etc/resolv.conf often points into the hidden /run (systemd-resolved)
+        resolv = Path(RESOLV_CONF).resolve()
+        if resolv.is_file() and any(_under(resolv, Path(run)) for run in RUN_DIRS):
+            args += ["--ro-bind", str(resolv), str(resolv)]
+    for socket_dir in _socket_places(home):
+        if not _under(workspace, socket_dir):
+            args += ["--tmpfs", str(socket_dir)] if socket_dir.is_dir() else ["--ro-bind", "/dev/null", str(socket_dir)]
     for shown in _kept_under_tmp(home):  # the private /tmp must not hide $HOME, Python or PATH tools
         args += ["--ro-bind", str(shown), str(shown)]
     writable = policy.mode == "workspace-write"
     args += ["--bind" if writable else "--ro-bind", str(workspace), str(workspace)]
-    git = workspace / ".git"
-    if writable and (git.exists() or git.is_symlink()):
-        args += ["--ro-bind", str(git.resolve()), str(git)]
     if writable:
         for extra in policy.extra_writable:
             path = Path(extra).expanduser().resolve()
             if path.exists():
                 args += ["--bind", str(path), str(path)]
+        for protected in git_folders(workspace):  # after the writable binds: nothing re-opens them
+            args += ["--ro-bind", str(protected.resolve()), str(protected)]
     for secret in hidden_paths(home):
         if workspace == secret or secret in workspace.parents:
             continue  # never hide the workspace itself
@@ -155,6 +184,65 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
     if not policy.network:
         args.append("--unshare-net")
     return args + ["--chdir", str(workspace), "--", *argv]
+
+
+def _socket_places(home: Path) -> list[Path]:
+    """Where this user's service sockets live outside /run and /tmp (already hidden): $XDG_RUNTIME_DIR
+    and the ssh-agent socket's folder when elsewhere. Abstract sockets are reachable only with `network`
+    on (they belong to the network namespace)."""
+    places: list[Path] = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        places.append(Path(runtime).resolve())
+    agent = os.environ.get("SSH_AUTH_SOCK")
+    if agent and Path(agent).exists():
+        places.append(Path(agent).resolve())
+    hidden = [Path("/tmp"), *(Path(run) for run in RUN_DIRS)]
+    return [p for p in places if p != Path("/") and p != home and not any(_under(p, h) for h in hidden)]
+
+
+GIT_WALK_BUDGET = 50_000  # folders looked at per command; past it the rest of the workspace is read-only
+
+
+def git_folders(workspace: Path, budget: int | None = None) -> list[Path]:
+    """What must stay read-only in a writable workspace: every `.git` (folder, gitfile or link) at any
+    depth, the git directory a gitfile inside the workspace points to, and, when the walk (breadth first,
+    links not followed, dependency folders like node_modules included) runs out of `budget` folders, the
+    folders it did not reach: fail closed rather than miss a nested repository."""
+    budget = GIT_WALK_BUDGET if budget is None else budget
+    protected: list[Path] = []
+    queue, seen = deque([workspace]), 0
+    while queue:
+        folder = queue.popleft()
+        seen += 1
+        if seen > budget:
+            return protected + [folder, *queue]
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == ".git":
+                protected.append(Path(entry.path))
+                protected += _gitfile_target(Path(entry.path), workspace)
+            elif entry.is_dir(follow_symlinks=False):
+                queue.append(Path(entry.path))
+    return protected
+
+
+def _gitfile_target(git: Path, workspace: Path) -> list[Path]:
+    """The folder a `.git` file (`gitdir: PATH`) names, when it is inside the workspace and not a `.git`."""
+    try:
+        if not git.is_file() or git.is_symlink():
+            return []
+        first = git.read_text(errors="replace")[:4096].splitlines()[0]
+    except (OSError, IndexError):
+        return []
+    if not first.startswith("gitdir:"):
+        return []
+    target = (git.parent / first[len("gitdir:"):].strip()).resolve()
+    inside = target != workspace and _under(target, workspace) and ".git" not in target.relative_to(workspace).parts
+    return [target] if inside and target.is_dir() else []
 
 
 def hidden_paths(home: Path) -> list[Path]:
@@ -363,14 +451,49 @@ def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None,
     unsandboxed, and a warning is printed once per process."""
     if policy is None:
         return WrappedCommand(list(argv), sandboxed=False)
-    prefix, cleanup = process_limiter().prepare(policy.max_processes)
+    limits, cleanup = process_limiter().prepare(policy.max_processes)
+    limits += resource_limits(policy)
     if policy.mode == "full-access":
-        return WrappedCommand([*prefix, *argv], sandboxed=False, cleanup=cleanup)
+        return WrappedCommand([*limits, *argv], sandboxed=False, cleanup=cleanup)
     probe = probe_bwrap()
     if not probe.ok:
-        return WrappedCommand([*prefix, *argv], sandboxed=False, cleanup=cleanup, warning=_warn_once(probe))
-    inner = bwrap_argv(probe.path, list(argv), workspace, policy, home)
-    return WrappedCommand([*prefix, *inner], sandboxed=True, cleanup=cleanup, env={"TMPDIR": "/tmp"})
+        return WrappedCommand([*limits, *argv], sandboxed=False, cleanup=cleanup, warning=_warn_once(probe))
+    inner = bwrap_argv(probe.path, list(argv), workspace, policy, home, sized_tmp=probe.sized_tmp)
+    return WrappedCommand([*limits, *inner], sandboxed=True, cleanup=cleanup, env={"TMPDIR": "/tmp"})
+
+
+def resource_limits(policy: SandboxPolicy) -> list[str]:
+    """An argv prefix that sets the memory and file size limits (hard, so the command cannot raise them)
+    and then becomes the command. Memory is RLIMIT_DATA, not RLIMIT_AS: it counts what a process writes to
+    (heap, anonymous mappings), not the address space that node, java or go reserve up front, so those
+    runtimes start as usual; a process past it gets allocation failures (MemoryError, ENOMEM)."""
+    if not (policy.max_memory_mb or policy.max_file_mb):
+        return []
+    data = str(policy.max_memory_mb * 1024) if policy.max_memory_mb else "unlimited"  # KiB
+    size = str(policy.max_file_mb * 1024) if policy.max_file_mb else "unlimited"  # bash counts 1024-byte blocks
+    return ["bash", "-c", 'ulimit -d "$1" -f "$2" || exit 126; shift 2; exec "$@"', "sandbox-limits", data, size]
+
+
+def limit_notice(policy: SandboxPolicy, exit_code: int | None, output: str) -> str | None:
+    """Name the sandbox limit a failed command most likely ran into, with the setting that raises it."""
+    if exit_code in (None, 0):
+        return None
+    if policy.max_file_mb and (exit_code in (128 + signal.SIGXFSZ, -signal.SIGXFSZ) or "File too large" in output
+                               or "File size limit exceeded" in output):
+        return (f"the command hit the sandbox's file size limit ({policy.max_file_mb} MiB per file, "
+                "max_file_mb); write smaller files or raise the limit")
+    if policy.max_memory_mb and any(sign in output for sign in MEMORY_SIGNS):
+        return (f"the command ran out of memory under the sandbox's limit ({policy.max_memory_mb} MiB per "
+                "process, max_memory_mb); use less memory or raise the limit")
+    return None
+
+
+def _mib(n: int) -> str:
+    return f"{n} MiB" if n else "none"
+
+
+MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "out of memory", "bad_alloc", "memory allocation of",
+                "OutOfMemoryError", "heap out of memory")
 
 
 def _warn_once(probe: BwrapProbe) -> str | None:
@@ -390,14 +513,20 @@ class SandboxStatus:
     version: str | None
     problem: str | None
     process_limit: str
+    limits: str = ""  # memory, file size and /tmp size in force
 
     def summary(self) -> str:
-        where = (f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network)"
-                 if self.available else f"NONE: {self.problem}; {INSTALL_HINT}")
-        return f"{where}; process limit: {self.process_limit}"
+        where = (f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network, "
+                 "host sockets hidden)" if self.available else f"NONE: {self.problem}; {INSTALL_HINT}")
+        return f"{where}; process limit: {self.process_limit}; {self.limits}"
 
 
-def sandbox_status() -> SandboxStatus:
-    """What is in force on this machine: bubblewrap (path, version) or why not, and the process limit."""
+def sandbox_status(policy: SandboxPolicy | None = None) -> SandboxStatus:
+    """What is in force on this machine for `policy` (default: the default policy): bubblewrap (path,
+    version) or why not, the process limit, and the memory, file size and /tmp limits."""
+    policy = policy or SandboxPolicy()
     probe = probe_bwrap()
-    return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description)
+    tmp = (_mib(policy.tmp_size_mb) if probe.sized_tmp else "no cap (this bwrap has no --size)") if probe.ok else "n/a"
+    limits = (f"memory per process (RLIMIT_DATA): {_mib(policy.max_memory_mb)}; file size (RLIMIT_FSIZE): "
+              f"{_mib(policy.max_file_mb)}; private /tmp: {tmp}")
+    return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description, limits)

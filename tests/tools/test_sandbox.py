@@ -10,6 +10,8 @@ where it is missing (`./dev.sh` installs it on Debian when it can).
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import socket
 import subprocess
 import sys
@@ -289,6 +291,172 @@ def test_timeout_kills_the_whole_sandboxed_tree(box):
     attempt("outlive the timeout", marker.exists(), outcome.output)
 
 
+# --- nested repositories ------------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_nested_git_folders_stay_read_only(box):
+    """Issue 12: `git -C sub config core.fsmonitor CMD` in a nested repo ran CMD at the agent's next git status."""
+    for nested in ["sub", "node_modules/dep", "a/b/c/deep"]:
+        subprocess.run(["git", "init", "-q", str(box.ws / nested)], check=True)
+    (box.ws / "wt").mkdir()  # a gitfile pointing at a git dir elsewhere in the workspace
+    subprocess.run(["git", "init", "-q", "--bare", str(box.ws / "store")], check=True)
+    (box.ws / "wt" / ".git").write_text("gitdir: ../store\n")
+    configs = {p: p.read_text() for p in [box.ws / n / ".git/config" for n in ["sub", "node_modules/dep", "a/b/c/deep"]]
+               + [box.ws / "store/config"]}
+    outcome = box.run("git -C sub config core.fsmonitor 'touch /tmp/pwned'; "
+                      "git -C node_modules/dep config core.fsmonitor x; git -C a/b/c/deep config core.hooksPath /tmp; "
+                      "printf '[core]\\n\\tfsmonitor = x\\n' >> store/config; echo x > sub/.git/hooks/post-checkout; "
+                      "rm -rf a/b/c/deep/.git; mv sub/.git sub/moved; echo done")
+    for config, before in configs.items():
+        attempt(f"rewrite nested {config.relative_to(box.ws)}", config.read_text() != before, outcome.output)
+    attempt("plant a hook in a nested repo", (box.ws / "sub/.git/hooks/post-checkout").exists(), outcome.output)
+    attempt("remove or move a nested .git", not (box.ws / "a/b/c/deep/.git").is_dir()
+            or not (box.ws / "sub/.git").is_dir(), outcome.output)
+    # control: the nested working trees themselves stay writable
+    assert "ok" in box.run("echo ok > sub/file && cat sub/file").output
+
+
+@needs_bwrap
+def test_past_the_walk_budget_the_rest_of_the_workspace_is_read_only(box, monkeypatch):
+    """Fail closed: folders the .git walk did not reach cannot be written, so no nested repo is missed."""
+    subprocess.run(["git", "init", "-q", str(box.ws / "x/y/z/repo")], check=True)
+    monkeypatch.setattr(sandbox, "GIT_WALK_BUDGET", 3)
+    config = box.ws / "x/y/z/repo/.git/config"
+    before = config.read_text()
+    outcome = box.run("git -C x/y/z/repo config core.fsmonitor x; echo top > top.txt; echo done")
+    attempt("rewrite a nested repo past the walk budget", config.read_text() != before, outcome.output)
+    assert (box.ws / "top.txt").read_text() == "top\n"
+
+
+# --- host sockets -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def host_sockets(tmp_path, monkeypatch):
+    """Unix socket servers where host services keep theirs: /run (as root), $XDG_RUNTIME_DIR and the
+    ssh-agent socket (both outside /tmp, which is private anyway); yields their paths."""
+    tag = uuid.uuid4().hex[:8]
+    places = {"xdg": Path(f"/var/tmp/dflash-xdg-{tag}"), "ssh": Path(f"/var/tmp/dflash-ssh-{tag}")}
+    paths = {"xdg": places["xdg"] / "bus", "ssh": places["ssh"] / "agent.sock"}
+    if os.access("/run", os.W_OK):
+        places["run"] = Path(f"/run/dflash-{tag}")
+        paths["run"] = places["run"] / "docker.sock"
+    servers = []
+    for place in places.values():
+        place.mkdir()
+    for path in paths.values():
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.listen(4)
+        servers.append(server)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(places["xdg"]))
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(paths["ssh"]))
+    yield paths
+    for server in servers:
+        server.close()
+    for place in places.values():
+        subprocess.run(["rm", "-rf", str(place)], check=False)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True])
+def test_host_unix_sockets_are_out_of_reach(box, host_sockets, network):
+    for name, path in host_sockets.items():
+        probe = (f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); "
+                 f"print('CONNECTED')\"")
+        outcome = box.run(probe, network=network)
+        attempt(f"connect to the host's {name} socket (network={network})", "CONNECTED" in outcome.output,
+                outcome.output)
+        control = socket.socket(socket.AF_UNIX)
+        control.connect(str(path))  # the server is there: from the host it answers
+        control.close()
+
+
+@needs_bwrap
+def test_dns_configuration_under_run_stays_visible_with_network(box, tmp_path, monkeypatch):
+    """/etc/resolv.conf is often a link into /run (systemd-resolved); hiding /run must not break DNS."""
+    if not os.access("/run", os.W_OK):
+        pytest.skip("needs a writable /run (root) to stand in for systemd-resolved")
+    tag = uuid.uuid4().hex[:8]
+    resolved = Path(f"/run/dflash-resolve-{tag}/stub-resolv.conf")
+    resolved.parent.mkdir()
+    resolved.write_text("nameserver 127.0.0.53\n")
+    link = tmp_path / "resolv.conf"
+    link.symlink_to(resolved)
+    monkeypatch.setattr(sandbox, "RESOLV_CONF", link)
+    try:
+        assert "127.0.0.53" in box.run(f"cat {resolved}", network=True).output
+        assert "127.0.0.53" not in box.run(f"cat {resolved}").output  # without network, /run stays empty
+    finally:
+        subprocess.run(["rm", "-rf", str(resolved.parent)], check=False)
+
+
+# --- memory, file size and /tmp limits ----------------------------------------------------------------
+
+
+@needs_bwrap
+def test_memory_past_the_cap_fails_with_a_clear_message(box):
+    outcome = box.run(f"{sys.executable} -c \"b = bytearray(600 * 1024 * 1024); print('ALLOCATED')\"",
+                      max_memory_mb=256)
+    attempt("allocate 600 MiB under a 256 MiB cap", "ALLOCATED" in outcome.output, outcome.output)
+    assert outcome.exit_code != 0 and "ran out of memory" in outcome.output and "max_memory_mb" in outcome.output
+    assert "ALLOCATED" in box.run(f"{sys.executable} -c \"b = bytearray(100 * 1024 * 1024); print('ALLOCATED')\"",
+                                  max_memory_mb=256).output
+
+
+@needs_bwrap
+def test_a_file_past_the_size_cap_fails_and_says_why(box):
+    outcome = box.run("head -c 5M /dev/zero > big.bin", max_file_mb=1)
+    size = (box.ws / "big.bin").stat().st_size
+    attempt("write a 5 MiB file under a 1 MiB cap", size > 1024 * 1024, outcome.output)
+    assert outcome.exit_code != 0 and "file size limit" in outcome.output and "max_file_mb" in outcome.output
+    py = box.run(f"{sys.executable} -c \"open('big2.bin', 'wb').write(bytes(5 << 20))\"", max_file_mb=1)
+    assert py.exit_code != 0 and "file size limit" in py.output
+
+
+@needs_bwrap
+def test_private_tmp_has_a_size_cap(box):
+    if not probe_bwrap().sized_tmp:
+        pytest.skip("this bubblewrap has no --size")
+    outcome = box.run("head -c 8M /dev/zero > /tmp/fill; echo rc=$?; du -m /tmp/fill", tmp_size_mb=2, max_file_mb=0)
+    attempt("fill the private /tmp past its 2 MiB cap", "rc=0" in outcome.output, outcome.output)
+    assert "No space left" in outcome.output
+
+
+@needs_bwrap
+@pytest.mark.parametrize("runner", ["pytest", "node", "java", "cargo"])
+def test_toolchains_work_under_the_default_limits(box, runner, monkeypatch):
+    """The default memory cap is RLIMIT_DATA, which leaves the address space that node, java and cargo
+    reserve up front alone; HOME is read-only and TMPDIR the private /tmp, and their tests still run."""
+    ws = box.ws
+    if runner == "pytest":
+        (ws / "test_ok.py").write_text("def test_ok(tmp_path):\n    (tmp_path / 'f').write_text('x')\n")
+        command = f"{sys.executable} -m pytest -q"
+    elif runner == "node":
+        if not shutil.which("node"):
+            pytest.skip("node is not installed")
+        (ws / "ok.test.js").write_text("const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                       "test('adds', () => assert.strictEqual(1 + 1, 2));\n")
+        command = "node --test"
+    elif runner == "java":
+        if not shutil.which("java"):
+            pytest.skip("java is not installed")
+        command = "java -Xmx512m -version && echo passed"
+    else:
+        real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the fake $HOME has no toolchain: point at the real one
+        if not shutil.which("cargo") or not (real_home / ".rustup").is_dir():
+            pytest.skip("cargo (rustup) is not installed")
+        monkeypatch.setenv("RUSTUP_HOME", str(real_home / ".rustup"))
+        monkeypatch.setenv("CARGO_HOME", str(real_home / ".cargo"))
+        (ws / "src").mkdir()
+        (ws / "Cargo.toml").write_text('[package]\nname = "ok"\nversion = "0.1.0"\nedition = "2021"\n')
+        (ws / "src/lib.rs").write_text("#[test]\nfn adds() { assert_eq!(1 + 1, 2); }\n")
+        command = "cargo test --offline -q"
+    outcome = box.run(command, timeout=240)
+    assert outcome.exit_code == 0 and "pass" in outcome.output.lower(), outcome.output
+
+
 # --- policy plumbing and the no-sandbox path ----------------------------------------------------------
 
 
@@ -311,8 +479,11 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     inside_hidden = home / ".ssh" / "project"  # a workspace inside a hidden folder is never hidden
     inside_hidden.mkdir()
     assert f"--tmpfs {home / '.ssh'} " not in " ".join(bwrap_argv("bwrap", ["true"], inside_hidden, SandboxPolicy(), home))
-    full = wrap_command(["bash", "-c", "true"], ws, SandboxPolicy(mode="full-access", max_processes=0))
+    unlimited = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=0, max_file_mb=0)
+    full = wrap_command(["bash", "-c", "true"], ws, unlimited)
     assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
+    limited = wrap_command(["true"], ws, SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=64, max_file_mb=2))
+    assert limited.argv[0] == "bash" and limited.argv[-3:] == [str(64 * 1024), str(2 * 1024), "true"]
     assert wrap_command(["true"], ws, None).argv == ["true"]
 
 
