@@ -17,13 +17,13 @@ This module imports nothing from the rest of the project (tools.base imports it)
 from __future__ import annotations
 
 import itertools
-from collections import deque
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
@@ -201,32 +201,35 @@ def _socket_places(home: Path) -> list[Path]:
     return [p for p in places if p != Path("/") and p != home and not any(_under(p, h) for h in hidden)]
 
 
-GIT_WALK_BUDGET = 50_000  # folders looked at per command; past it the rest of the workspace is read-only
+GIT_WALK_BUDGET = 100_000  # entries looked at per command (about half a second); past it, fail closed
 
 
 def git_folders(workspace: Path, budget: int | None = None) -> list[Path]:
     """What must stay read-only in a writable workspace: every `.git` (folder, gitfile or link) at any
-    depth, the git directory a gitfile inside the workspace points to, and, when the walk (breadth first,
-    links not followed, dependency folders like node_modules included) runs out of `budget` folders, the
-    folders it did not reach: fail closed rather than miss a nested repository."""
+    depth, and the git directory a gitfile inside the workspace points to. The walk is breadth first, does
+    not follow links and does not enter `.git` folders; dependency folders (node_modules, .venv, target) are
+    walked like the rest, since a repository in them is as dangerous. Past `budget` entries (default
+    GIT_WALK_BUDGET) the folders it has not finished are returned too, so they are read-only for that
+    command: a huge tree loses write access in its far corners rather than a nested repository going
+    unprotected."""
     budget = GIT_WALK_BUDGET if budget is None else budget
     protected: list[Path] = []
-    queue, seen = deque([workspace]), 0
+    queue, seen = deque([str(workspace)]), 0
     while queue:
         folder = queue.popleft()
-        seen += 1
-        if seen > budget:
-            return protected + [folder, *queue]
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > budget:
+                        return protected + [Path(folder), *map(Path, queue)]
+                    if entry.name == ".git":
+                        protected.append(Path(entry.path))
+                        protected += _gitfile_target(Path(entry.path), workspace)
+                    elif entry.is_dir(follow_symlinks=False):
+                        queue.append(entry.path)
         except OSError:
             continue
-        for entry in entries:
-            if entry.name == ".git":
-                protected.append(Path(entry.path))
-                protected += _gitfile_target(Path(entry.path), workspace)
-            elif entry.is_dir(follow_symlinks=False):
-                queue.append(Path(entry.path))
     return protected
 
 

@@ -84,7 +84,7 @@ def test_a_hostile_test_file_runs_inside_the_sandbox_at_finish_and_at_the_end(ho
 
 
 def test_a_verify_command_runs_under_the_configured_policy(hostile):
-    repo_dir, home, outside, _ = hostile
+    repo_dir, _, outside, _ = hostile
     sandboxed = run_verification(repo_dir, f"cat ~/.ssh/id_rsa; echo x > {outside}; true", Config())
     assert SECRET not in sandboxed.output_tail and not outside.exists()
     read_only = run_verification(repo_dir, "echo x > made.txt", Config(sandbox="read-only"))

@@ -311,7 +311,10 @@ def test_reading_a_fifo_socket_or_device_is_an_error_not_a_hang(ctx):
     assert not results["search"].is_error  # a FIFO is skipped by search, like binaries
 
 
-def test_a_path_1500_folders_deep_is_no_recursion_error(ctx):
+@pytest.fixture
+def deep_tree(ctx):
+    """`d/d/.../d/deep.txt`, 1500 folders deep; removed with `rm -rf` afterwards (shutil.rmtree, which
+    pytest's temporary-folder cleanup uses, recurses and would fail on it)."""
     fd = os.open(ctx.workspace, os.O_RDONLY)
     try:
         for _ in range(1500):
@@ -323,13 +326,17 @@ def test_a_path_1500_folders_deep_is_no_recursion_error(ctx):
             handle.write("needle\n")
     finally:
         os.close(fd)
-    deep = "/".join(["d"] * 1500) + "/deep.txt"
+    yield "/".join(["d"] * 1500) + "/deep.txt"
+    subprocess.run(["rm", "-rf", str(ctx.workspace / "d")], check=True)
+
+
+def test_a_path_1500_folders_deep_is_no_recursion_error(ctx, deep_tree):
     listed = ListFilesTool().invoke({"path": "."}, ctx)
     assert not listed.is_error and listed.output.endswith("deep.txt")
     found = SearchTool().invoke({"pattern": "needle", "path": "."}, ctx)
     assert not found.is_error and "deep.txt:1: needle" in found.output
-    assert ReadFileTool().invoke({"path": deep}, ctx).output.endswith("needle")
-    written = WriteFileTool().invoke({"path": deep.replace("deep.txt", "new.txt"), "content": "ok"}, ctx)
+    assert ReadFileTool().invoke({"path": deep_tree}, ctx).output.endswith("needle")
+    written = WriteFileTool().invoke({"path": deep_tree.replace("deep.txt", "new.txt"), "content": "ok"}, ctx)
     assert not written.is_error, written.output
 
 
@@ -339,7 +346,7 @@ def test_a_path_1500_folders_deep_is_no_recursion_error(ctx):
 def test_secret_values_are_redacted_from_every_tools_output(ctx, monkeypatch):
     from pydantic import BaseModel
 
-    from tools.base import Tool, ToolResult, Toolbox
+    from tools.base import Tool, Toolbox, ToolResult
 
     secret = "sk-live-9f8e7d6c5b4a"
     monkeypatch.setenv("PAYMENTS_API_KEY", secret)
