@@ -24,8 +24,8 @@ from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver
 from tools.base import Tool, ToolContext, ToolPolicy
-from tools.sandbox import SandboxPolicy
 from tools.files import file_tools
+from tools.sandbox import SandboxPolicy
 from tools.shell import BashTool
 
 _embedded_cache: dict[tuple[str, int], EmbeddedBackend] = {}

@@ -258,7 +258,8 @@ class TextProtocol:
 
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         parts = [observation_text(call.name, result) for call, result in results]
-        parts += [f'<observation status="error">\nmalformed tool call: {neutralise_tags(e)}\n</observation>' for e in errors]
+        parts += [f'<observation status="error">\nmalformed tool call: {neutralise_tags(e)}\n</observation>'
+                  for e in errors]
         return [Message(role="user", content="\n".join(parts))] if parts else []
 
 

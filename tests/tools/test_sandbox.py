@@ -482,7 +482,8 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     unlimited = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=0, max_file_mb=0)
     full = wrap_command(["bash", "-c", "true"], ws, unlimited)
     assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
-    limited = wrap_command(["true"], ws, SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=64, max_file_mb=2))
+    capped = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=64, max_file_mb=2)
+    limited = wrap_command(["true"], ws, capped)
     assert limited.argv[0] == "bash" and limited.argv[-3:] == [str(64 * 1024), str(2 * 1024), "true"]
     assert wrap_command(["true"], ws, None).argv == ["true"]
 
