@@ -16,6 +16,7 @@ This module imports nothing from the rest of the project (tools.base imports it)
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -357,7 +358,7 @@ def _own_cgroup(controller: str) -> str | None:
     return None
 
 
-def _try_group_in(parent: Path) -> bool:
+def _try_group_in(parent: Path, limit_file: str = "pids.max") -> bool:
     for stale in parent.glob("dflash-agent-*"):  # left by an agent process that died mid-command
         pid = stale.name.split("-")[-2] if stale.name.count("-") >= 3 else ""
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
@@ -368,7 +369,7 @@ def _try_group_in(parent: Path) -> bool:
     except OSError:
         return False
     try:
-        (probe / "pids.max").write_text("16")
+        (probe / limit_file).write_text(str(16 << 20) if limit_file.startswith("memory") else "16")
         return True
     except OSError:
         return False
@@ -434,6 +435,61 @@ def _user_tasks() -> int:
     return count
 
 
+# --- memory limit for the whole command ------------------------------------------------------------
+
+
+@dataclass
+class MemoryGroup:
+    """A cgroup v1 memory controller we may write to: each command gets a group capped at the policy's
+    memory, so the command as a whole (every process it starts) cannot take more; the kernel kills a
+    process in it when the cap is reached. Where there is none, RLIMIT_DATA per process is the only cap."""
+
+    parent: Path | None
+
+    def prepare(self, limit_mb: int) -> tuple[list[str], Callable[[], None], Callable[[], bool]]:
+        """argv prefix that joins a fresh group, its cleanup, and a check whether the cap was hit."""
+        if self.parent is None or limit_mb <= 0:
+            return [], _nothing, lambda: False
+        group = self.parent / f"dflash-agent-{os.getpid()}-{next(_group_ids)}"
+        try:
+            group.mkdir()
+            (group / "memory.limit_in_bytes").write_text(str(limit_mb << 20))
+            with contextlib.suppress(OSError):  # no swap accounting: the cap on memory alone
+                (group / "memory.memsw.limit_in_bytes").write_text(str(limit_mb << 20))
+        except OSError:
+            _remove_group(group)
+            return [], _nothing, lambda: False
+        join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
+        return (["sh", "-c", join, "sh", str(group / "cgroup.procs")], lambda: _remove_group(group),
+                lambda: _oom_kills(group) > 0)
+
+
+def _oom_kills(group: Path) -> int:
+    """Processes the kernel killed in the group for its cap (`oom_kill` in memory.oom_control, Linux 4.13+)."""
+    try:
+        for line in (group / "memory.oom_control").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+_memory_group: MemoryGroup | None = None
+
+
+def memory_group() -> MemoryGroup:
+    """The writable cgroup v1 memory controller here, if any (probed once per process)."""
+    global _memory_group
+    if _memory_group is None:
+        root, own = Path("/sys/fs/cgroup/memory"), _own_cgroup("memory")
+        parent = root / own.lstrip("/") if own is not None else None
+        usable = parent is not None and (root / "cgroup.procs").exists() and os.access(parent, os.W_OK) \
+            and _try_group_in(parent, "memory.limit_in_bytes")
+        _memory_group = MemoryGroup(parent if usable else None)
+    return _memory_group
+
+
 # --- putting it together ------------------------------------------------------------------------------
 
 
@@ -442,6 +498,7 @@ class WrappedCommand:
     argv: list[str]
     sandboxed: bool  # runs under bubblewrap
     cleanup: Callable[[], None] = _nothing  # call once the command has ended (and its group is killed)
+    out_of_memory: Callable[[], bool] = lambda: False  # before cleanup: the command's memory cgroup hit its cap
     env: dict[str, str] = field(default_factory=dict)  # environment overrides for inside the sandbox
     warning: str | None = None  # set the first time a command runs unsandboxed against the policy
 
@@ -454,15 +511,22 @@ def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None,
     unsandboxed, and a warning is printed once per process."""
     if policy is None:
         return WrappedCommand(list(argv), sandboxed=False)
-    limits, cleanup = process_limiter().prepare(policy.max_processes)
-    limits += resource_limits(policy)
+    processes, end_processes = process_limiter().prepare(policy.max_processes)
+    memory, end_memory, out_of_memory = memory_group().prepare(policy.max_memory_mb)
+    limits = [*processes, *memory, *resource_limits(policy)]
+
+    def cleanup() -> None:
+        end_processes()
+        end_memory()
+
+    done = {"cleanup": cleanup, "out_of_memory": out_of_memory}
     if policy.mode == "full-access":
-        return WrappedCommand([*limits, *argv], sandboxed=False, cleanup=cleanup)
+        return WrappedCommand([*limits, *argv], sandboxed=False, **done)
     probe = probe_bwrap()
     if not probe.ok:
-        return WrappedCommand([*limits, *argv], sandboxed=False, cleanup=cleanup, warning=_warn_once(probe))
+        return WrappedCommand([*limits, *argv], sandboxed=False, warning=_warn_once(probe), **done)
     inner = bwrap_argv(probe.path, list(argv), workspace, policy, home, sized_tmp=probe.sized_tmp)
-    return WrappedCommand([*limits, *inner], sandboxed=True, cleanup=cleanup, env={"TMPDIR": "/tmp"})
+    return WrappedCommand([*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, **done)
 
 
 def resource_limits(policy: SandboxPolicy) -> list[str]:
@@ -477,17 +541,21 @@ def resource_limits(policy: SandboxPolicy) -> list[str]:
     return ["bash", "-c", 'ulimit -d "$1" -f "$2" || exit 126; shift 2; exec "$@"', "sandbox-limits", data, size]
 
 
-def limit_notice(policy: SandboxPolicy, exit_code: int | None, output: str) -> str | None:
-    """Name the sandbox limit a failed command most likely ran into, with the setting that raises it."""
+def limit_notice(policy: SandboxPolicy, exit_code: int | None, output: str, out_of_memory: bool = False) -> str | None:
+    """Name the sandbox limit a failed command most likely ran into, with the setting that raises it.
+    `out_of_memory`: the command's memory cgroup hit its cap (a process in it was killed)."""
     if exit_code in (None, 0):
         return None
+    if out_of_memory:
+        return (f"the command was stopped at the sandbox's memory limit ({policy.max_memory_mb} MiB, "
+                "max_memory_mb); use less memory or raise the limit")
     if policy.max_file_mb and (exit_code in (128 + signal.SIGXFSZ, -signal.SIGXFSZ) or "File too large" in output
                                or "File size limit exceeded" in output):
         return (f"the command hit the sandbox's file size limit ({policy.max_file_mb} MiB per file, "
                 "max_file_mb); write smaller files or raise the limit")
     if policy.max_memory_mb and any(sign in output for sign in MEMORY_SIGNS):
-        return (f"the command ran out of memory under the sandbox's limit ({policy.max_memory_mb} MiB per "
-                "process, max_memory_mb); use less memory or raise the limit")
+        return (f"the command ran out of memory under the sandbox's limit ({policy.max_memory_mb} MiB, "
+                "max_memory_mb); use less memory or raise the limit")
     return None
 
 
@@ -530,6 +598,7 @@ def sandbox_status(policy: SandboxPolicy | None = None) -> SandboxStatus:
     policy = policy or SandboxPolicy()
     probe = probe_bwrap()
     tmp = (_mib(policy.tmp_size_mb) if probe.sized_tmp else "no cap (this bwrap has no --size)") if probe.ok else "n/a"
-    limits = (f"memory per process (RLIMIT_DATA): {_mib(policy.max_memory_mb)}; file size (RLIMIT_FSIZE): "
+    whole = " and per command (cgroup v1 memory controller)" if memory_group().parent else ""
+    limits = (f"memory: {_mib(policy.max_memory_mb)} per process (RLIMIT_DATA){whole}; file size (RLIMIT_FSIZE): "
               f"{_mib(policy.max_file_mb)}; private /tmp: {tmp}")
     return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description, limits)

@@ -125,13 +125,14 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbo
     finally:
         _kill_group(proc.pid)  # also reaps background children left behind by the command
         proc.wait()
+        out_of_memory = wrapped.out_of_memory()
         wrapped.cleanup()  # kills what is left in the command's process cgroup, if it has one
     reader.join(timeout=2)
     if reader.is_alive():  # something escaped the group and holds the pipe open
         proc.stdout.close()
     exit_code = None if timed_out else proc.returncode
     output = captured.text()
-    if notice := limit_notice(sandbox, exit_code, output):
+    if notice := limit_notice(sandbox, exit_code, output, out_of_memory):
         output += f"\n[sandbox: {notice}]"
     return CommandOutcome(
         exit_code=exit_code,

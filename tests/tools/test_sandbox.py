@@ -406,6 +406,17 @@ def test_memory_past_the_cap_fails_with_a_clear_message(box):
 
 
 @needs_bwrap
+@pytest.mark.skipif(sandbox.memory_group().parent is None, reason="no writable cgroup v1 memory controller here")
+def test_memory_of_the_whole_command_is_capped_by_its_cgroup(box):
+    """Each process stays under the per-process cap; together they pass it, and the cgroup stops them."""
+    hog = f"{sys.executable} -c \"import time; b = b'x' * (120 << 20); time.sleep(3); print('HELD')\""
+    outcome = box.run(f"for i in 1 2 3 4; do {hog} & done; wait; exit 1", max_memory_mb=256, timeout=30)
+    held = outcome.output.splitlines().count("HELD")
+    attempt(f"hold 480 MiB in 4 processes under a 256 MiB cap ({held} held)", held == 4, outcome.output)
+    assert "memory limit" in outcome.output and "max_memory_mb" in outcome.output
+
+
+@needs_bwrap
 def test_a_file_past_the_size_cap_fails_and_says_why(box):
     outcome = box.run("head -c 5M /dev/zero > big.bin", max_file_mb=1)
     size = (box.ws / "big.bin").stat().st_size
@@ -484,7 +495,8 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
     capped = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=64, max_file_mb=2)
     limited = wrap_command(["true"], ws, capped)
-    assert limited.argv[0] == "bash" and limited.argv[-3:] == [str(64 * 1024), str(2 * 1024), "true"]
+    assert limited.argv[-4:] == ["sandbox-limits", str(64 * 1024), str(2 * 1024), "true"]  # ulimit -d KiB -f blocks
+    limited.cleanup()
     assert wrap_command(["true"], ws, None).argv == ["true"]
 
 
@@ -506,6 +518,8 @@ def test_status_names_what_is_in_force():
     status = sandbox_status()
     line = status.summary()
     assert "process limit:" in line and process_limiter().description in line
+    assert "memory: 8192 MiB per process (RLIMIT_DATA)" in line and "file size (RLIMIT_FSIZE): 2048 MiB" in line
+    assert ("private /tmp: 1024 MiB" in line) == (BWRAP.ok and BWRAP.sized_tmp)
     if BWRAP.ok:
         assert status.available and status.bwrap and "bubblewrap" in line
     print(f"\n{line}")
