@@ -338,34 +338,3 @@ def test_a_path_1500_folders_deep_is_no_recursion_error(ctx, deep_tree):
     assert ReadFileTool().invoke({"path": deep_tree}, ctx).output.endswith("needle")
     written = WriteFileTool().invoke({"path": deep_tree.replace("deep.txt", "new.txt"), "content": "ok"}, ctx)
     assert not written.is_error, written.output
-
-
-# --- secrets never reach the model, whatever tool shows them ------------------------------------------
-
-
-def test_secret_values_are_redacted_from_every_tools_output(ctx, monkeypatch):
-    from pydantic import BaseModel
-
-    from tools.base import Tool, Toolbox, ToolResult
-
-    secret = "sk-live-9f8e7d6c5b4a"
-    monkeypatch.setenv("PAYMENTS_API_KEY", secret)
-    (ctx.workspace / "settings.py").write_text(f"KEY = '{secret}'\n")
-    (ctx.workspace / f"{secret}.txt").write_text("named after it\n")
-
-    class Echo(Tool):  # stands in for an MCP tool: any tool's result passes the same post-processing
-        name, description = "remote__echo", "echo"
-
-        class Params(BaseModel):
-            text: str
-
-        def run(self, params, ctx):
-            return ToolResult(output=params.text)
-
-    box = Toolbox([ReadFileTool(), SearchTool(), ListFilesTool(), Echo()])
-    outputs = [box.run("read_file", {"path": "settings.py"}, ctx).output,
-               box.run("search", {"pattern": "KEY"}, ctx).output,
-               box.run("list_files", {}, ctx).output,
-               box.run("remote__echo", {"text": f"token={secret}"}, ctx).output]
-    for output in outputs:
-        assert secret not in output and "[redacted: value of $PAYMENTS_API_KEY]" in output, output
