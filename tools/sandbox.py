@@ -1,15 +1,19 @@
-"""Where a command may reach: bubblewrap around it on Linux, and a bound on how many processes it may start.
+"""Where project or model code may reach: bubblewrap around it on Linux, and limits on processes, memory
+and file size. Everything that runs such code (the bash tool, the project's tests, project MCP servers) goes
+through `wrap_command` (or `tools.shell.run_command`, built on it): the one boundary.
 
 `wrap_command(argv, workspace, policy)` turns a command into the argv that runs it under the policy, plus a
 `cleanup` to call once it has ended. Under bubblewrap (`bwrap`, Debian package `bubblewrap`) the whole
-filesystem is read-only, `/tmp` is a private tmpfs, the workspace is writable (`workspace-write`) or not
-(`read-only`) while its `.git` stays read-only, the usual secret locations in `$HOME` are hidden, there is no
-network unless the policy allows it, the command gets its own PID namespace (everything in it dies when the
-command ends) and no capabilities (root included). `full-access` runs the command as it is.
+filesystem is read-only, `/tmp` is a private tmpfs of bounded size, `/run` and the user's other socket
+places are empty, the workspace is writable (`workspace-write`) or not (`read-only`) while every `.git` in it
+stays read-only, the usual secret locations in `$HOME` are hidden, there is no network unless the policy
+allows it, the command gets its own PID namespace (everything in it dies when the command ends) and no
+capabilities (root included). `full-access` runs the command as it is, limits still applied.
 
 The process limit is a separate, best-effort chain, probed once: a cgroup v1 `pids` controller we may write
 to, a delegated cgroup v2 subtree, `systemd-run --user --scope -p TasksMax=N`, and RLIMIT_NPROC (which the
-kernel does not enforce for root). `sandbox_status()` says what is in force (`agent doctor` prints it).
+kernel does not enforce for root). Memory: RLIMIT_DATA per process, and a cgroup v1 memory group per command
+where one is writable; file size: RLIMIT_FSIZE. `sandbox_status()` says what is in force (`agent doctor`).
 
 This module imports nothing from the rest of the project (tools.base imports it).
 """
@@ -60,7 +64,8 @@ class SandboxPolicy(BaseModel):
     max_processes: int = Field(default=256, ge=0, description="processes+threads per command; 0: no limit")
     extra_writable: list[str] = []  # more folders writable in workspace-write mode
     allow_env: list[str] = []  # environment names (or NAME_* patterns) commands may see (config `tool_env`)
-    max_memory_mb: int = Field(default=8192, ge=0, description="data memory per process (RLIMIT_DATA); 0: no limit")
+    max_memory_mb: int = Field(default=8192, ge=0, description="memory per process (RLIMIT_DATA) and per command "
+                               "(cgroup, where writable); 0: no limit")
     max_file_mb: int = Field(default=2048, ge=0, description="largest file a command may write (RLIMIT_FSIZE); 0: none")
     tmp_size_mb: int = Field(default=1024, ge=0, description="size of the private /tmp (bwrap --size); 0: no cap")
 
@@ -73,7 +78,7 @@ class BwrapProbe:
     path: str | None
     version: str | None = None
     problem: str | None = None  # why it cannot be used
-    sized_tmp: bool = False  # supports `--size` for the private /tmp (bubblewrap 0.10+)
+    sized_tmp: bool = False  # supports `--size` for the private /tmp (older releases do not)
 
     @property
     def ok(self) -> bool:
@@ -176,7 +181,8 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
             if path.exists():
                 args += ["--bind", str(path), str(path)]
         for protected in git_folders(workspace):  # after the writable binds: nothing re-opens them
-            args += ["--ro-bind", str(protected.resolve()), str(protected)]
+            # -try: a dangling `.git` link (or one removed since the walk) must not make every command fail
+            args += ["--ro-bind-try", str(protected.resolve()), str(protected)]
     for secret in hidden_paths(home):
         if workspace == secret or secret in workspace.parents:
             continue  # never hide the workspace itself
@@ -188,9 +194,9 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
 
 
 def _socket_places(home: Path) -> list[Path]:
-    """Where this user's service sockets live outside /run and /tmp (already hidden): $XDG_RUNTIME_DIR
-    and the ssh-agent socket's folder when elsewhere. Abstract sockets are reachable only with `network`
-    on (they belong to the network namespace)."""
+    """Where this user's service sockets live outside /run and /tmp (already hidden): the $XDG_RUNTIME_DIR
+    folder and the ssh-agent socket ($SSH_AUTH_SOCK). Abstract sockets are reachable only with `network` on
+    (they belong to the network namespace)."""
     places: list[Path] = []
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_dir():
@@ -239,7 +245,8 @@ def _gitfile_target(git: Path, workspace: Path) -> list[Path]:
     try:
         if not git.is_file() or git.is_symlink():
             return []
-        first = git.read_text(errors="replace")[:4096].splitlines()[0]
+        with git.open("rb") as handle:
+            first = handle.read(4096).decode(errors="replace").splitlines()[0]
     except (OSError, IndexError):
         return []
     if not first.startswith("gitdir:"):

@@ -302,11 +302,17 @@ def test_nested_git_folders_stay_read_only(box):
     (box.ws / "wt").mkdir()  # a gitfile pointing at a git dir elsewhere in the workspace
     subprocess.run(["git", "init", "-q", "--bare", str(box.ws / "store")], check=True)
     (box.ws / "wt" / ".git").write_text("gitdir: ../store\n")
+    subprocess.run(["git", "init", "-q", "--bare", str(box.ws / "store2")], check=True)
+    (box.ws / "linked").mkdir()  # a `.git` link to a git dir elsewhere in the workspace
+    (box.ws / "linked" / ".git").symlink_to("../store2")
+    (box.ws / "dangling").mkdir()  # a dangling `.git` link must not break every command
+    (box.ws / "dangling" / ".git").symlink_to("../nowhere")
     configs = {p: p.read_text() for p in [box.ws / n / ".git/config" for n in ["sub", "node_modules/dep", "a/b/c/deep"]]
-               + [box.ws / "store/config"]}
+               + [box.ws / "store/config", box.ws / "store2/config"]}
     outcome = box.run("git -C sub config core.fsmonitor 'touch /tmp/pwned'; "
                       "git -C node_modules/dep config core.fsmonitor x; git -C a/b/c/deep config core.hooksPath /tmp; "
                       "printf '[core]\\n\\tfsmonitor = x\\n' >> store/config; echo x > sub/.git/hooks/post-checkout; "
+                      "git -C linked config core.fsmonitor x; "
                       "rm -rf a/b/c/deep/.git; mv sub/.git sub/moved; echo done")
     for config, before in configs.items():
         attempt(f"rewrite nested {config.relative_to(box.ws)}", config.read_text() != before, outcome.output)
@@ -479,7 +485,7 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     args = bwrap_argv("/usr/bin/bwrap", ["bash", "-c", "true"], ws, SandboxPolicy(), home)
     joined = " ".join(args)
     assert args[:5] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev"] and args[-3:] == ["bash", "-c", "true"]
-    assert f"--bind {ws} {ws}" in joined and f"--ro-bind {ws / '.git'} {ws / '.git'}" in joined
+    assert f"--bind {ws} {ws}" in joined and f"--ro-bind-try {ws / '.git'} {ws / '.git'}" in joined
     assert f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}" in joined
     assert f"--ro-bind /dev/null {home / '.netrc'}" in joined and ".aws" not in joined
     for flag in ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", f"--chdir {ws}"]:
