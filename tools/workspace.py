@@ -110,7 +110,8 @@ def _walk(workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpe
             yield path
 
 
-def _open_level(folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]):
+def _open_level(folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]
+                ) -> tuple[Iterator[os.DirEntry], list[tuple[Path, pathspec.PathSpec]]]:
     """One folder's entries (sorted) and the .gitignore rules in force in it."""
     local = list(inherited)
     if folder not in [base for base, _ in inherited]:
