@@ -335,6 +335,27 @@ def test_past_the_walk_budget_the_rest_of_the_workspace_is_read_only(box, monkey
     assert (box.ws / "top.txt").read_text() == "top\n"
 
 
+@needs_bwrap
+def test_a_link_planted_by_bash_does_not_redirect_write_file(box):
+    """Issue 12's route: sandboxed bash plants `.a.py.dflash-tmp -> TARGET`, then write_file a.py (which runs
+    outside the sandbox) wrote TARGET: a file outside, .git/config or an executable hook."""
+    from tools.files import WriteFileTool
+
+    outside = box.tmp / f"outside-{uuid.uuid4().hex[:8]}"
+    outside.write_text("untouched\n")
+    hook = box.ws / ".git/hooks/post-commit"
+    config_before = (box.ws / ".git/config").read_text()
+    ctx = ToolContext(box.ws)
+    for name, target in [("a.py", outside), ("b.py", box.ws / ".git/config"), ("c.py", hook)]:
+        outcome = box.run(f"ln -s {target} .{name}.dflash-tmp && echo planted")
+        assert "planted" in outcome.output
+        result = WriteFileTool().invoke({"path": name, "content": "print('hi')\n"}, ctx)
+        assert not result.is_error, result.output
+    attempt("write_file through a planted link to a file outside", outside.read_text() != "untouched\n")
+    attempt("write_file through a planted link to .git/config", (box.ws / ".git/config").read_text() != config_before)
+    attempt("write_file through a planted link to a git hook", hook.exists())
+
+
 # --- host sockets -------------------------------------------------------------------------------------
 
 
