@@ -229,7 +229,7 @@ def git_folders(workspace: Path, budget: int | None = None) -> list[Path]:
                 for entry in entries:
                     seen += 1
                     if seen > budget:
-                        return protected + [Path(folder), *map(Path, queue)]
+                        return protected + _fewer([Path(folder), *map(Path, queue)], workspace)
                     if entry.name == ".git":
                         protected.append(Path(entry.path))
                         protected += _gitfile_target(Path(entry.path), workspace)
@@ -238,6 +238,20 @@ def git_folders(workspace: Path, budget: int | None = None) -> list[Path]:
         except OSError:
             continue
     return protected
+
+
+MAX_UNWALKED_BINDS = 1000  # keeps bwrap's argv far below the kernel's limit
+
+
+def _fewer(folders: list[Path], workspace: Path) -> list[Path]:
+    """At most MAX_UNWALKED_BINDS folders covering `folders`: while there are more, each is replaced by its
+    parent (never above the workspace), which covers more than needed, never less."""
+    while len(folders) > MAX_UNWALKED_BINDS:
+        if workspace in folders or all(f.parent == workspace for f in folders):
+            return [workspace]  # the whole workspace read-only for this command
+        parents = {f if f.parent == workspace else f.parent for f in folders}
+        folders = [p for p in parents if not any(q in p.parents for q in parents)]
+    return folders
 
 
 def _gitfile_target(git: Path, workspace: Path) -> list[Path]:

@@ -356,6 +356,24 @@ def test_a_link_planted_by_bash_does_not_redirect_write_file(box):
     attempt("write_file through a planted link to a git hook", hook.exists())
 
 
+def test_a_wide_unwalked_frontier_is_covered_by_few_binds(tmp_path, monkeypatch):
+    """Past the budget the folders left are read-only; when they are many, their parents are (bwrap's argv
+    stays bounded), and nothing unwalked is left writable."""
+    ws = tmp_path / "ws"
+    for a in range(6):
+        for b in range(6):
+            (ws / f"p{a}" / f"q{b}" / "r").mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "MAX_UNWALKED_BINDS", 4)
+    covered = sandbox.git_folders(ws, budget=10)
+    assert 0 < len(covered) <= 4
+    everything = [p for p in ws.rglob("*") if p.is_dir()]
+    walked_at_most = 10
+    uncovered = [p for p in everything if not any(c == p or c in p.parents for c in covered)]
+    assert len(uncovered) <= walked_at_most  # only folders the walk did see stay writable
+    monkeypatch.setattr(sandbox, "MAX_UNWALKED_BINDS", 1)
+    assert sandbox.git_folders(ws, budget=10) == [ws]
+
+
 # --- host sockets -------------------------------------------------------------------------------------
 
 
