@@ -213,13 +213,18 @@ def describe_tool_xml(tool: Tool) -> str:
     return f"### {tool.name}\n{tool.description}\n" + "\n".join(lines)
 
 
-OBSERVATION_TAG = re.compile(r"<(\s*/?\s*observation)", re.I)
+# What tool output could use to leave its place in the prompt: our observation tags, the tool-result tags
+# chat templates wrap native results in, and `<|...|>` control tokens (`<|im_end|>`, `<|im_start|>`,
+# `<|eot_id|>`), which the engine's tokenizer would read as real turn boundaries. Operators like `<|>` and
+# `<|` (Haskell, Elm) are not control tokens and stay as they are.
+STRUCTURE_TAG = re.compile(r"<(?=\s*/?\s*(?:observation|tool_response)\b|\|[^|<>\n]{1,64}\|>)", re.I)
 
 
 def neutralise_tags(text: str) -> str:
-    """Tool output is data: an `<observation ...>` or `</observation>` in it (any case or spacing) loses its
-    `<`, so output cannot end its own observation and forge another one."""
-    return OBSERVATION_TAG.sub(r"&lt;\1", text)
+    """Tool output is data: an `<observation ...>`, `</observation>` or `</tool_response>` (any case or
+    spacing) or a `<|control|>` token in it has its `<` written as `&lt;`, so output cannot end its own
+    observation or turn and forge another one."""
+    return STRUCTURE_TAG.sub("&lt;", text)
 
 
 def observation_text(name: str, result: ToolResult) -> str:
@@ -301,7 +306,8 @@ class NativeProtocol(TextProtocol):
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         native = [(c, r) for c, r in results if c.id]
         textual = [(c, r) for c, r in results if not c.id]
-        messages = [Message(role="tool", content=r.output, tool_call_id=c.id, name=c.name) for c, r in native]
+        messages = [Message(role="tool", content=neutralise_tags(r.output), tool_call_id=c.id, name=c.name)
+                    for c, r in native]
         return messages + super().observations(textual, errors)
 
 
