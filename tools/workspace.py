@@ -25,9 +25,21 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
         raise ToolError(f"path {path!r} goes through a symlink loop; use a path without it") from None
     if resolved != workspace and workspace not in resolved.parents:
         raise ToolError(f"path {path!r} is outside the workspace ({workspace}); use a path inside it")
-    if for_write and ".git" in resolved.relative_to(workspace).parts:
-        raise ToolError(f"refusing to write inside .git ({path!r}); use git commands to change the repository")
+    if for_write and (".git" in resolved.relative_to(workspace).parts or _in_git_dir(workspace, resolved)):
+        raise ToolError(f"refusing to write inside .git or another git directory ({path!r}); use git commands "
+                        "to change the repository")
     return resolved
+
+
+def _in_git_dir(workspace: Path, path: Path) -> bool:
+    """Whether a folder between the workspace and `path` is a git directory not named .git (a bare repo, or
+    the one a `.git` file points to): what git itself checks, HEAD with objects/ and refs/ beside it."""
+    for folder in path.parents:
+        if folder == workspace or workspace not in folder.parents:
+            return False
+        if (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir():
+            return True
+    return False
 
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

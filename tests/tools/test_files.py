@@ -266,6 +266,20 @@ def test_writes_into_any_git_folder_are_refused(repo_ctx, path):
     assert not (repo_ctx.workspace / "a").exists()
 
 
+def test_writes_into_a_git_dir_under_another_name_are_refused(repo_ctx):
+    """A bare repository, or the git dir a `.git` file points to, is a .git by another name."""
+    ws = repo_ctx.workspace
+    subprocess.run(["git", "init", "-q", "--bare", str(ws / "store")], check=True)
+    (ws / "wt").mkdir()
+    (ws / "wt" / ".git").write_text("gitdir: ../store\n")
+    before = (ws / "store/config").read_text()
+    for path in ["store/config", "store/hooks/post-checkout", "wt/../store/info/attributes"]:
+        result = WriteFileTool().invoke({"path": path, "content": "[core]\n\tfsmonitor = x\n"}, repo_ctx)
+        assert result.is_error and ".git" in result.output, result.output
+    assert (ws / "store/config").read_text() == before and not (ws / "store/hooks/post-checkout").exists()
+    assert not WriteFileTool().invoke({"path": "wt/file.txt", "content": "x"}, repo_ctx).is_error  # control
+
+
 def test_a_symlink_to_a_nested_git_folder_is_refused_too(repo_ctx):
     (repo_ctx.workspace / "meta").symlink_to(repo_ctx.workspace / "sub" / ".git")
     before = (repo_ctx.workspace / "sub/.git/config").read_text()
