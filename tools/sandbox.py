@@ -529,7 +529,11 @@ _warned = False
 
 def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None, *, home: Path | None = None) -> WrappedCommand:
     """`argv` as it runs under `policy` (None: as it is). Without a usable bwrap the command still runs,
-    unsandboxed, and a warning is printed once per process."""
+    unsandboxed, and a warning is printed once per process.
+
+    The API for anything that runs project code and lives on (a project MCP server): start `.argv` with the
+    environment `tools.shell.command_environment(policy.allow_env, extra=.env)` in its own session, and call
+    `.cleanup()` once it has ended (it removes the command's cgroups, killing what is left in them)."""
     if policy is None:
         return WrappedCommand(list(argv), sandboxed=False)
     processes, end_processes = process_limiter().prepare(policy.max_processes)
