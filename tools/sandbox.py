@@ -168,9 +168,6 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
         resolv = Path(RESOLV_CONF).resolve()
         if resolv.is_file() and any(_under(resolv, Path(run)) for run in RUN_DIRS):
             args += ["--ro-bind", str(resolv), str(resolv)]
-    for socket_dir in _socket_places(home):
-        if not _under(workspace, socket_dir):
-            args += ["--tmpfs", str(socket_dir)] if socket_dir.is_dir() else ["--ro-bind", "/dev/null", str(socket_dir)]
     for shown in _kept_under_tmp(home):  # the private /tmp must not hide $HOME, Python or PATH tools
         args += ["--ro-bind", str(shown), str(shown)]
     writable = policy.mode == "workspace-write"
@@ -183,6 +180,9 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
         for protected in git_folders(workspace):  # after the writable binds: nothing re-opens them
             # -try: a dangling `.git` link (or one removed since the walk) must not make every command fail
             args += ["--ro-bind-try", str(protected.resolve()), str(protected)]
+    for place in _socket_places(home):  # after the workspace: a socket inside it is covered too
+        if not _under(workspace, place):
+            args += ["--tmpfs", str(place)] if place.is_dir() else ["--ro-bind", "/dev/null", str(place)]
     for secret in hidden_paths(home):
         if workspace == secret or secret in workspace.parents:
             continue  # never hide the workspace itself
@@ -194,8 +194,8 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
 
 
 def _socket_places(home: Path) -> list[Path]:
-    """Where this user's service sockets live outside /run and /tmp (already hidden): the $XDG_RUNTIME_DIR
-    folder and the ssh-agent socket ($SSH_AUTH_SOCK). Abstract sockets are reachable only with `network` on
+    """Where this user's service sockets live besides /run: the $XDG_RUNTIME_DIR folder and the ssh-agent
+    socket ($SSH_AUTH_SOCK). Abstract sockets are reachable only with `network` on
     (they belong to the network namespace)."""
     places: list[Path] = []
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -204,8 +204,8 @@ def _socket_places(home: Path) -> list[Path]:
     agent = os.environ.get("SSH_AUTH_SOCK")
     if agent and Path(agent).exists():
         places.append(Path(agent).resolve())
-    hidden = [Path("/tmp"), *(Path(run) for run in RUN_DIRS)]
-    return [p for p in places if p != Path("/") and p != home and not any(_under(p, h) for h in hidden)]
+    # Covered even under /tmp or /run: the workspace, $HOME or a tool folder may be bound back from there.
+    return [p for p in places if p != Path("/") and p != home]
 
 
 GIT_WALK_BUDGET = 100_000  # entries looked at per command (about half a second); past it, fail closed

@@ -419,6 +419,21 @@ def test_host_unix_sockets_are_out_of_reach(box, host_sockets, network):
 
 
 @needs_bwrap
+def test_an_ssh_agent_socket_inside_the_workspace_is_hidden_too(box, monkeypatch):
+    path = box.ws / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(path))
+    try:
+        outcome = box.run(f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+                          f"s.connect('{path}'); print('CONNECTED')\"")
+        attempt("connect to an ssh-agent socket inside the workspace", "CONNECTED" in outcome.output, outcome.output)
+    finally:
+        server.close()
+
+
+@needs_bwrap
 def test_dns_configuration_under_run_stays_visible_with_network(box, tmp_path, monkeypatch):
     """/etc/resolv.conf is often a link into /run (systemd-resolved); hiding /run must not break DNS."""
     if not os.access("/run", os.W_OK):
