@@ -137,7 +137,7 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
         run, transcript = _run_agent(path, task, config, CheckpointEvents(git_run, events), gate, backend(),
                                      label=f"{path.name}-{git_run.run_id}")
         git_run.commit_leftovers("changes left at the end of the run")
-        check = run_verification(path, command, config.command_timeout) if command else None
+        check = run_verification(path, command, config) if command else None
     except BaseException as exc:
         report = git_run.discard(f"{type(exc).__name__}: {exc}")
         if not isinstance(exc, Exception):
@@ -167,7 +167,7 @@ def _gate(path: Path, command: str, config: Config) -> Callable[[], str | None]:
     """`finish` is refused while the verification command fails."""
 
     def check() -> str | None:
-        outcome = run_verification(path, command, config.command_timeout)
+        outcome = run_verification(path, command, config)
         return None if outcome.passed else f"`{command}` fails:\n{outcome.output_tail}"
 
     return check

@@ -25,6 +25,7 @@ from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver
 from tools.base import Tool, ToolContext, ToolPolicy
 from tools.files import file_tools
+from tools.sandbox import SandboxPolicy
 from tools.shell import BashTool
 
 _embedded_cache: dict[tuple[str, int], EmbeddedBackend] = {}
@@ -74,9 +75,8 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
     return Agent(
         backend,
         default_tools() + tools + (extra_tools or []),
-        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox={
-            "mode": config.sandbox, "network": config.network, "allow_env": config.tool_env}),
-            approver=approver(config, events)),
+        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox=sandbox_policy(config)),
+                    approver=approver(config, events)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
         max_steps=config.max_steps,
@@ -85,6 +85,12 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         verify=verify,
         prompt_sections=sections,
     )
+
+
+def sandbox_policy(config: Config) -> SandboxPolicy:
+    """The run's one sandbox policy: bash, the project's tests (verification) and project MCP servers all
+    run under it (tools.shell.run_command, tools.sandbox.wrap_command)."""
+    return SandboxPolicy(mode=config.sandbox, network=config.network, allow_env=config.tool_env)
 
 
 def approver(config: Config, events: AgentEvents | None = None) -> Approver:

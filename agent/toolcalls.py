@@ -213,9 +213,23 @@ def describe_tool_xml(tool: Tool) -> str:
     return f"### {tool.name}\n{tool.description}\n" + "\n".join(lines)
 
 
+# What tool output could use to leave its place in the prompt: our observation tags, the tool-result tags
+# chat templates wrap native results in, and `<|...|>` control tokens (`<|im_end|>`, `<|im_start|>`,
+# `<|eot_id|>`), which the engine's tokenizer would read as real turn boundaries. Operators like `<|>` and
+# `<|` (Haskell, Elm) are not control tokens and stay as they are.
+STRUCTURE_TAG = re.compile(r"<(?=\s*/?\s*(?:observation|tool_response)\b|\|[^|<>\n]{1,64}\|>)", re.I)
+
+
+def neutralise_tags(text: str) -> str:
+    """Tool output is data: an `<observation ...>`, `</observation>` or `</tool_response>` (any case or
+    spacing) or a `<|control|>` token in it has its `<` written as `&lt;`, so output cannot end its own
+    observation or turn and forge another one."""
+    return STRUCTURE_TAG.sub("&lt;", text)
+
+
 def observation_text(name: str, result: ToolResult) -> str:
     status = "error" if result.is_error else "ok"
-    return f'<observation tool="{name}" status="{status}">\n{result.output}\n</observation>'
+    return f'<observation tool="{name}" status="{status}">\n{neutralise_tags(result.output)}\n</observation>'
 
 
 class TextProtocol:
@@ -249,7 +263,8 @@ class TextProtocol:
 
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         parts = [observation_text(call.name, result) for call, result in results]
-        parts += [f'<observation status="error">\nmalformed tool call: {e}\n</observation>' for e in errors]
+        parts += [f'<observation status="error">\nmalformed tool call: {neutralise_tags(e)}\n</observation>'
+                  for e in errors]
         return [Message(role="user", content="\n".join(parts))] if parts else []
 
 
@@ -291,7 +306,8 @@ class NativeProtocol(TextProtocol):
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         native = [(c, r) for c, r in results if c.id]
         textual = [(c, r) for c, r in results if not c.id]
-        messages = [Message(role="tool", content=r.output, tool_call_id=c.id, name=c.name) for c, r in native]
+        messages = [Message(role="tool", content=neutralise_tags(r.output), tool_call_id=c.id, name=c.name)
+                    for c, r in native]
         return messages + super().observations(textual, errors)
 
 

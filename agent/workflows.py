@@ -13,7 +13,7 @@ from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
 from agent.loop import AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
-from agent.runtime import backend_session, build_agent
+from agent.runtime import backend_session, build_agent, sandbox_policy
 from agent.session import Transcript, load_messages, new_transcript_path, read_start
 from inference.backend import ChatBackend, Message
 from tools.shell import run_command
@@ -55,7 +55,7 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     repo = gitrepo.init_repo(directory)
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip())
     result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, required=True))
-    tests = run_project_tests(directory, config.command_timeout)
+    tests = run_project_tests(directory, config)
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
     commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n\n{result.summary}")
     return _result(directory, result, tests, commit, "", transcript)
@@ -81,7 +81,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config, required=False), backend,
                                         history=history, meta={"branch": git_run.branch})
-        tests = run_project_tests(repository, config.command_timeout)
+        tests = run_project_tests(repository, config)
     except BaseException as exc:
         git_run.abandon()
         if isinstance(exc, RunInterrupted):
@@ -96,7 +96,7 @@ def _tests_gate(workspace: Path, config: Config, required: bool) -> Callable[[],
     """The check `finish` must pass: the project's tests, when it has (or must have) some."""
 
     def check() -> str | None:
-        outcome = run_project_tests(workspace, config.command_timeout)
+        outcome = run_project_tests(workspace, config)
         if outcome is None:
             return "there are no tests yet; write test_*.py files and run them" if required else None
         return None if outcome.passed else f"`{outcome.command}` fails:\n{outcome.output_tail}"
@@ -150,14 +150,15 @@ def detect_test_command(workspace: Path) -> str | None:
     return None
 
 
-def run_project_tests(workspace: Path, timeout: float) -> TestOutcome | None:
+def run_project_tests(workspace: Path, config: Config) -> TestOutcome | None:
     command = detect_test_command(workspace)
-    return None if command is None else run_verification(workspace, command, timeout)
+    return None if command is None else run_verification(workspace, command, config)
 
 
-def run_verification(workspace: Path, command: str, timeout: float) -> TestOutcome:
-    """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output."""
-    outcome = run_command(command, workspace, timeout, max_output=4000)
+def run_verification(workspace: Path, command: str, config: Config) -> TestOutcome:
+    """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
+    project's tests are code the model wrote: they run under the run's sandbox policy, like bash."""
+    outcome = run_command(command, workspace, config.command_timeout, 4000, sandbox_policy(config))
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
 

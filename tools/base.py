@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tools.approval import Approver
 
 from tools.sandbox import SandboxPolicy
+from tools.secrets import redact_secrets
 
 
 class ToolResult(BaseModel):
@@ -69,7 +70,12 @@ class Tool(ABC):
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": parameters}}
 
     def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Validate the model's arguments, run, and turn every expected failure into an error result."""
+        """Validate the model's arguments, run, turn every expected failure into an error result, and take
+        the environment's secret values out of whatever comes back (every tool, MCP tools included)."""
+        result = self._invoke(arguments, ctx)
+        return result.model_copy(update={"output": redact_secrets(result.output)})
+
+    def _invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             params = self.Params.model_validate(arguments)
         except ValidationError as exc:
@@ -80,6 +86,8 @@ class Tool(ABC):
             return ToolResult.error(str(exc))
         except (OSError, UnicodeError, ValueError) as exc:
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
+        except RecursionError:  # a path or argument nested past what Python's recursion handles
+            return ToolResult.error(f"{self.name} failed: the argument is nested too deeply; use a shorter path")
 
     def signature(self) -> str:
         fields = self.Params.model_fields

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
+import secrets
+import stat
 import time
 from pathlib import Path
 
@@ -11,7 +16,7 @@ import regex
 from pydantic import BaseModel, Field
 
 from tools.base import Tool, ToolContext, ToolError, ToolResult
-from tools.workspace import iter_files, relative, resolve_inside
+from tools.workspace import iter_files, open_folder, relative, resolve_inside
 
 BINARY_SNIFF = 8192
 MAX_FILE_BYTES = 2_000_000
@@ -19,14 +24,26 @@ SEARCH_SECONDS = 10.0
 
 
 def read_text(path: Path, shown_as: str) -> str:
-    if not path.exists():
-        raise ToolError(f"{shown_as} does not exist; use list_files to see what is there")
-    if path.is_dir():
-        raise ToolError(f"{shown_as} is a directory; use list_files on it")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ToolError(f"{shown_as} is {size} bytes, too big to read whole; use search or bash (head, sed -n)")
-    data = path.read_bytes()
+    """The file's text. Opened without blocking and checked to be a regular file on the open handle: a FIFO,
+    socket or device (planted in the workspace) is an error, not a read that never returns."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ToolError(f"{shown_as} does not exist; use list_files to see what is there") from None
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a unix socket
+            raise ToolError(f"{shown_as} is not a regular file (a socket); it cannot be read") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{shown_as} is a directory; use list_files on it")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{shown_as} is not a regular file (a FIFO, socket or device); it cannot be read")
+        size = info.st_size
+        if size > MAX_FILE_BYTES:
+            raise ToolError(f"{shown_as} is {size} bytes, too big to read whole; use search or bash (head, sed -n)")
+        data = handle.read(MAX_FILE_BYTES + 1)
     if b"\x00" in data[:BINARY_SNIFF]:
         raise ToolError(f"{shown_as} is a binary file ({size} bytes); it cannot be shown as text")
     return data.decode("utf-8", errors="replace")
@@ -40,18 +57,35 @@ def is_utf8(path: Path) -> bool:
         return False
 
 
-def write_atomically(path: Path, content: str) -> None:
-    """Write a sibling temporary file, then rename it over `path`: a full disk or a crash mid-write leaves
-    the old content whole instead of a truncated file. The file's permissions are kept."""
-    temporary = path.with_name(f".{path.name}.dflash-tmp")
+def write_atomically(workspace: Path, path: Path, content: str) -> None:
+    """Write `content` to `path` (inside `workspace`) so that it lands there and nowhere else, whole or not
+    at all: the folder is opened component by component without following links (`open_folder`, which
+    also refuses `.git`), an exclusive temporary file with an unpredictable name is created in it with
+    O_EXCL|O_NOFOLLOW, and renamed over the name inside that same folder handle. A symlink planted at the
+    temporary name, the target name or any folder on the way cannot redirect the write. A full disk or a
+    crash mid-write leaves the old content; the file's permissions are kept."""
+    folder = open_folder(workspace, path.parent, create=True)
+    temporary = f".{path.name[:200]}.{secrets.token_hex(8)}.dflash-tmp"
     try:
-        temporary.write_text(content, encoding="utf-8")
-        if path.exists():
-            temporary.chmod(path.stat().st_mode & 0o7777)
-        temporary.replace(path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
+        try:
+            mode = os.stat(path.name, dir_fd=folder, follow_symlinks=False).st_mode
+            keep = stat.S_IMODE(mode) if stat.S_ISREG(mode) else None
+        except FileNotFoundError:
+            keep = None
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
+                     dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content.encode("utf-8"))
+                if keep is not None:
+                    os.fchmod(handle.fileno(), keep)
+            os.replace(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
 
 
 def refuse_when_read_only(ctx: ToolContext, shown_as: str) -> None:
@@ -105,10 +139,9 @@ class WriteFileTool(Tool):
         path = resolve_inside(ctx.workspace, params.path, for_write=True)
         if path.is_dir():
             raise ToolError(f"{params.path} is a directory")
-        path.parent.mkdir(parents=True, exist_ok=True)
         content = params.content if params.content.endswith("\n") or not params.content else params.content + "\n"
         existed = path.exists()
-        write_atomically(path, content)
+        write_atomically(ctx.workspace, path, content)
         verb = "overwrote" if existed else "created"
         return ToolResult(output=f"{verb} {relative(ctx.workspace, path)} ({content.count(chr(10))} lines)")
 
@@ -145,7 +178,7 @@ class EditFileTool(Tool):
                 f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
                 f"include more surrounding lines so it is unique{rename}"
             )
-        write_atomically(path, text.replace(params.old, params.new, 1))
+        write_atomically(ctx.workspace, path, text.replace(params.old, params.new, 1))
         line = text[: text.index(params.old)].count("\n") + 1
         return ToolResult(output=f"edited {params.path} at line {line}")
 

@@ -1,21 +1,26 @@
-"""Where a command may reach: bubblewrap around it on Linux, and a bound on how many processes it may start.
+"""Where project or model code may reach: bubblewrap around it on Linux, and limits on processes, memory
+and file size. Everything that runs such code (the bash tool, the project's tests, project MCP servers) goes
+through `wrap_command` (or `tools.shell.run_command`, built on it): the one boundary.
 
 `wrap_command(argv, workspace, policy)` turns a command into the argv that runs it under the policy, plus a
 `cleanup` to call once it has ended. Under bubblewrap (`bwrap`, Debian package `bubblewrap`) the whole
-filesystem is read-only, `/tmp` is a private tmpfs, the workspace is writable (`workspace-write`) or not
-(`read-only`) while its `.git` stays read-only, the usual secret locations in `$HOME` are hidden, there is no
-network unless the policy allows it, the command gets its own PID namespace (everything in it dies when the
-command ends) and no capabilities (root included). `full-access` runs the command as it is.
+filesystem is read-only, `/tmp` is a private tmpfs of bounded size, `/run` and the user's other socket
+places are empty, the workspace is writable (`workspace-write`) or not (`read-only`) while every `.git` in it
+stays read-only, the usual secret locations in `$HOME` are hidden, there is no network unless the policy
+allows it, the command gets its own PID namespace (everything in it dies when the command ends) and no
+capabilities (root included). `full-access` runs the command as it is, limits still applied.
 
 The process limit is a separate, best-effort chain, probed once: a cgroup v1 `pids` controller we may write
 to, a delegated cgroup v2 subtree, `systemd-run --user --scope -p TasksMax=N`, and RLIMIT_NPROC (which the
-kernel does not enforce for root). `sandbox_status()` says what is in force (`agent doctor` prints it).
+kernel does not enforce for root). Memory: RLIMIT_DATA per process, and a cgroup v1 memory group per command
+where one is writable; file size: RLIMIT_FSIZE. `sandbox_status()` says what is in force (`agent doctor`).
 
 This module imports nothing from the rest of the project (tools.base imports it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -23,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
@@ -58,6 +64,10 @@ class SandboxPolicy(BaseModel):
     max_processes: int = Field(default=256, ge=0, description="processes+threads per command; 0: no limit")
     extra_writable: list[str] = []  # more folders writable in workspace-write mode
     allow_env: list[str] = []  # environment names (or NAME_* patterns) commands may see (config `tool_env`)
+    max_memory_mb: int = Field(default=8192, ge=0, description="memory per process (RLIMIT_DATA) and per command "
+                               "(cgroup, where writable); 0: no limit")
+    max_file_mb: int = Field(default=2048, ge=0, description="largest file a command may write (RLIMIT_FSIZE); 0: none")
+    tmp_size_mb: int = Field(default=1024, ge=0, description="size of the private /tmp (bwrap --size); 0: no cap")
 
 
 # --- bubblewrap ---------------------------------------------------------------------------------------
@@ -68,6 +78,7 @@ class BwrapProbe:
     path: str | None
     version: str | None = None
     problem: str | None = None  # why it cannot be used
+    sized_tmp: bool = False  # supports `--size` for the private /tmp (older releases do not)
 
     @property
     def ok(self) -> bool:
@@ -105,16 +116,32 @@ def _self_test(path: str) -> BwrapProbe:
         why = (test.stderr.strip().splitlines() or [f"exit code {test.returncode}"])[-1]
         return BwrapProbe(path, version or None, problem=f"{path} fails its self-test ({why}); user namespaces "
                           "may be disabled (sysctl kernel.unprivileged_userns_clone / apparmor) or this is a container")
-    return BwrapProbe(path, version or "bubblewrap")
+    try:
+        sized = subprocess.run([*_bwrap_base(path, 1 << 20), "--unshare-net", "--", "true"], capture_output=True,
+                               timeout=20, stdin=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        sized = False
+    return BwrapProbe(path, version or "bubblewrap", sized_tmp=sized)
 
 
-def _bwrap_base(path: str) -> list[str]:
-    """The part of every sandbox that does not depend on the workspace or policy."""
+def _bwrap_base(path: str, tmp_bytes: int = 0) -> list[str]:
+    """The part of every sandbox that does not depend on the workspace: read-only root, fresh /dev and
+    /proc, a private /tmp (`tmp_bytes` > 0: that size at most), and /run (/var/run) replaced by an empty
+    tmpfs, so the host's unix sockets there (systemd user bus, docker.sock, dbus) are out of reach: a
+    read-only bind does not stop connect() on a socket."""
     args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for covered in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
         args += ["--ro-bind-try", covered, covered]  # kernel tunables stay read-only, even for uid 0
-    return args + ["--tmpfs", "/tmp", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
-                   "--cap-drop", "ALL"]
+    args += ["--size", str(tmp_bytes)] if tmp_bytes > 0 else []
+    args += ["--tmpfs", "/tmp"]
+    for run in RUN_DIRS:
+        if os.path.isdir(run) and not os.path.islink(run):
+            args += ["--tmpfs", run]
+    return args + ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+
+RUN_DIRS = ("/run", "/var/run")  # runtime state and sockets of the host's services
+RESOLV_CONF = Path("/etc/resolv.conf")
 
 
 def _kept_under_tmp(home: Path) -> list[Path]:
@@ -130,23 +157,32 @@ def _kept_under_tmp(home: Path) -> list[Path]:
     return kept
 
 
-def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None) -> list[str]:
-    """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write)."""
+def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None,
+               *, sized_tmp: bool = False) -> list[str]:
+    """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write).
+    `sized_tmp`: this bwrap supports `--size`, so the private /tmp gets `policy.tmp_size_mb`."""
     workspace = Path(workspace).resolve()
     home = Path(home or Path.home())
-    args = _bwrap_base(bwrap)
+    args = _bwrap_base(bwrap, policy.tmp_size_mb << 20 if sized_tmp else 0)
+    if policy.network:  # DNS: /etc/resolv.conf often points into the hidden /run (systemd-resolved)
+        resolv = Path(RESOLV_CONF).resolve()
+        if resolv.is_file() and any(_under(resolv, Path(run)) for run in RUN_DIRS):
+            args += ["--ro-bind", str(resolv), str(resolv)]
     for shown in _kept_under_tmp(home):  # the private /tmp must not hide $HOME, Python or PATH tools
         args += ["--ro-bind", str(shown), str(shown)]
     writable = policy.mode == "workspace-write"
     args += ["--bind" if writable else "--ro-bind", str(workspace), str(workspace)]
-    git = workspace / ".git"
-    if writable and (git.exists() or git.is_symlink()):
-        args += ["--ro-bind", str(git.resolve()), str(git)]
     if writable:
         for extra in policy.extra_writable:
             path = Path(extra).expanduser().resolve()
             if path.exists():
                 args += ["--bind", str(path), str(path)]
+        for protected in git_folders(workspace):  # after the writable binds: nothing re-opens them
+            # -try: a dangling `.git` link (or one removed since the walk) must not make every command fail
+            args += ["--ro-bind-try", str(protected.resolve()), str(protected)]
+    for place in _socket_places(home):  # after the workspace: a socket inside it is covered too
+        if not _under(workspace, place):
+            args += ["--tmpfs", str(place)] if place.is_dir() else ["--ro-bind", "/dev/null", str(place)]
     for secret in hidden_paths(home):
         if workspace == secret or secret in workspace.parents:
             continue  # never hide the workspace itself
@@ -155,6 +191,83 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
     if not policy.network:
         args.append("--unshare-net")
     return args + ["--chdir", str(workspace), "--", *argv]
+
+
+def _socket_places(home: Path) -> list[Path]:
+    """Where this user's service sockets live besides /run: the $XDG_RUNTIME_DIR folder and the ssh-agent
+    socket ($SSH_AUTH_SOCK). Abstract sockets are reachable only with `network` on
+    (they belong to the network namespace)."""
+    places: list[Path] = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        places.append(Path(runtime).resolve())
+    agent = os.environ.get("SSH_AUTH_SOCK")
+    if agent and Path(agent).exists():
+        places.append(Path(agent).resolve())
+    # Covered even under /tmp or /run: the workspace, $HOME or a tool folder may be bound back from there.
+    return [p for p in places if p != Path("/") and p != home]
+
+
+GIT_WALK_BUDGET = 100_000  # entries looked at per command (about half a second); past it, fail closed
+
+
+def git_folders(workspace: Path, budget: int | None = None) -> list[Path]:
+    """What must stay read-only in a writable workspace: every `.git` (folder, gitfile or link) at any
+    depth, and the git directory a gitfile inside the workspace points to. The walk is breadth first, does
+    not follow links and does not enter `.git` folders; dependency folders (node_modules, .venv, target) are
+    walked like the rest, since a repository in them is as dangerous. Past `budget` entries (default
+    GIT_WALK_BUDGET) the folders it has not finished are returned too, so they are read-only for that
+    command: a huge tree loses write access in its far corners rather than a nested repository going
+    unprotected."""
+    budget = GIT_WALK_BUDGET if budget is None else budget
+    protected: list[Path] = []
+    queue, seen = deque([str(workspace)]), 0
+    while queue:
+        folder = queue.popleft()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > budget:
+                        return protected + _fewer([Path(folder), *map(Path, queue)], workspace)
+                    if entry.name == ".git":
+                        protected.append(Path(entry.path))
+                        protected += _gitfile_target(Path(entry.path), workspace)
+                    elif entry.is_dir(follow_symlinks=False):
+                        queue.append(entry.path)
+        except OSError:
+            continue
+    return protected
+
+
+MAX_UNWALKED_BINDS = 1000  # keeps bwrap's argv far below the kernel's limit
+
+
+def _fewer(folders: list[Path], workspace: Path) -> list[Path]:
+    """At most MAX_UNWALKED_BINDS folders covering `folders`: while there are more, each is replaced by its
+    parent (never above the workspace), which covers more than needed, never less."""
+    while len(folders) > MAX_UNWALKED_BINDS:
+        if workspace in folders or all(f.parent == workspace for f in folders):
+            return [workspace]  # the whole workspace read-only for this command
+        parents = {f if f.parent == workspace else f.parent for f in folders}
+        folders = [p for p in parents if not any(q in p.parents for q in parents)]
+    return folders
+
+
+def _gitfile_target(git: Path, workspace: Path) -> list[Path]:
+    """The folder a `.git` file (`gitdir: PATH`) names, when it is inside the workspace and not a `.git`."""
+    try:
+        if not git.is_file() or git.is_symlink():
+            return []
+        with git.open("rb") as handle:
+            first = handle.read(4096).decode(errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return []
+    if not first.startswith("gitdir:"):
+        return []
+    target = (git.parent / first[len("gitdir:"):].strip()).resolve()
+    inside = target != workspace and _under(target, workspace) and ".git" not in target.relative_to(workspace).parts
+    return [target] if inside and target.is_dir() else []
 
 
 def hidden_paths(home: Path) -> list[Path]:
@@ -266,7 +379,7 @@ def _own_cgroup(controller: str) -> str | None:
     return None
 
 
-def _try_group_in(parent: Path) -> bool:
+def _try_group_in(parent: Path, limit_file: str = "pids.max") -> bool:
     for stale in parent.glob("dflash-agent-*"):  # left by an agent process that died mid-command
         pid = stale.name.split("-")[-2] if stale.name.count("-") >= 3 else ""
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
@@ -277,7 +390,7 @@ def _try_group_in(parent: Path) -> bool:
     except OSError:
         return False
     try:
-        (probe / "pids.max").write_text("16")
+        (probe / limit_file).write_text(str(16 << 20) if limit_file.startswith("memory") else "16")
         return True
     except OSError:
         return False
@@ -343,6 +456,61 @@ def _user_tasks() -> int:
     return count
 
 
+# --- memory limit for the whole command ------------------------------------------------------------
+
+
+@dataclass
+class MemoryGroup:
+    """A cgroup v1 memory controller we may write to: each command gets a group capped at the policy's
+    memory, so the command as a whole (every process it starts) cannot take more; the kernel kills a
+    process in it when the cap is reached. Where there is none, RLIMIT_DATA per process is the only cap."""
+
+    parent: Path | None
+
+    def prepare(self, limit_mb: int) -> tuple[list[str], Callable[[], None], Callable[[], bool]]:
+        """argv prefix that joins a fresh group, its cleanup, and a check whether the cap was hit."""
+        if self.parent is None or limit_mb <= 0:
+            return [], _nothing, lambda: False
+        group = self.parent / f"dflash-agent-{os.getpid()}-{next(_group_ids)}"
+        try:
+            group.mkdir()
+            (group / "memory.limit_in_bytes").write_text(str(limit_mb << 20))
+            with contextlib.suppress(OSError):  # no swap accounting: the cap on memory alone
+                (group / "memory.memsw.limit_in_bytes").write_text(str(limit_mb << 20))
+        except OSError:
+            _remove_group(group)
+            return [], _nothing, lambda: False
+        join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
+        return (["sh", "-c", join, "sh", str(group / "cgroup.procs")], lambda: _remove_group(group),
+                lambda: _oom_kills(group) > 0)
+
+
+def _oom_kills(group: Path) -> int:
+    """Processes the kernel killed in the group for its cap (`oom_kill` in memory.oom_control, Linux 4.13+)."""
+    try:
+        for line in (group / "memory.oom_control").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+_memory_group: MemoryGroup | None = None
+
+
+def memory_group() -> MemoryGroup:
+    """The writable cgroup v1 memory controller here, if any (probed once per process)."""
+    global _memory_group
+    if _memory_group is None:
+        root, own = Path("/sys/fs/cgroup/memory"), _own_cgroup("memory")
+        parent = root / own.lstrip("/") if own is not None else None
+        usable = parent is not None and (root / "cgroup.procs").exists() and os.access(parent, os.W_OK) \
+            and _try_group_in(parent, "memory.limit_in_bytes")
+        _memory_group = MemoryGroup(parent if usable else None)
+    return _memory_group
+
+
 # --- putting it together ------------------------------------------------------------------------------
 
 
@@ -351,6 +519,7 @@ class WrappedCommand:
     argv: list[str]
     sandboxed: bool  # runs under bubblewrap
     cleanup: Callable[[], None] = _nothing  # call once the command has ended (and its group is killed)
+    out_of_memory: Callable[[], bool] = lambda: False  # before cleanup: the command's memory cgroup hit its cap
     env: dict[str, str] = field(default_factory=dict)  # environment overrides for inside the sandbox
     warning: str | None = None  # set the first time a command runs unsandboxed against the policy
 
@@ -360,17 +529,67 @@ _warned = False
 
 def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None, *, home: Path | None = None) -> WrappedCommand:
     """`argv` as it runs under `policy` (None: as it is). Without a usable bwrap the command still runs,
-    unsandboxed, and a warning is printed once per process."""
+    unsandboxed, and a warning is printed once per process.
+
+    The API for anything that runs project code and lives on (a project MCP server): start `.argv` with the
+    environment `tools.shell.command_environment(policy.allow_env, extra=.env)` in its own session, and call
+    `.cleanup()` once it has ended (it removes the command's cgroups, killing what is left in them)."""
     if policy is None:
         return WrappedCommand(list(argv), sandboxed=False)
-    prefix, cleanup = process_limiter().prepare(policy.max_processes)
+    processes, end_processes = process_limiter().prepare(policy.max_processes)
+    memory, end_memory, out_of_memory = memory_group().prepare(policy.max_memory_mb)
+    limits = [*processes, *memory, *resource_limits(policy)]
+
+    def cleanup() -> None:
+        end_processes()
+        end_memory()
+
+    done = {"cleanup": cleanup, "out_of_memory": out_of_memory}
     if policy.mode == "full-access":
-        return WrappedCommand([*prefix, *argv], sandboxed=False, cleanup=cleanup)
+        return WrappedCommand([*limits, *argv], sandboxed=False, **done)
     probe = probe_bwrap()
     if not probe.ok:
-        return WrappedCommand([*prefix, *argv], sandboxed=False, cleanup=cleanup, warning=_warn_once(probe))
-    inner = bwrap_argv(probe.path, list(argv), workspace, policy, home)
-    return WrappedCommand([*prefix, *inner], sandboxed=True, cleanup=cleanup, env={"TMPDIR": "/tmp"})
+        return WrappedCommand([*limits, *argv], sandboxed=False, warning=_warn_once(probe), **done)
+    inner = bwrap_argv(probe.path, list(argv), workspace, policy, home, sized_tmp=probe.sized_tmp)
+    return WrappedCommand([*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, **done)
+
+
+def resource_limits(policy: SandboxPolicy) -> list[str]:
+    """An argv prefix that sets the memory and file size limits (hard, so the command cannot raise them)
+    and then becomes the command. Memory is RLIMIT_DATA, not RLIMIT_AS: it counts what a process writes to
+    (heap, anonymous mappings), not the address space that node, java or go reserve up front, so those
+    runtimes start as usual; a process past it gets allocation failures (MemoryError, ENOMEM)."""
+    if not (policy.max_memory_mb or policy.max_file_mb):
+        return []
+    data = str(policy.max_memory_mb * 1024) if policy.max_memory_mb else "unlimited"  # KiB
+    size = str(policy.max_file_mb * 1024) if policy.max_file_mb else "unlimited"  # bash counts 1024-byte blocks
+    return ["bash", "-c", 'ulimit -d "$1" -f "$2" || exit 126; shift 2; exec "$@"', "sandbox-limits", data, size]
+
+
+def limit_notice(policy: SandboxPolicy, exit_code: int | None, output: str, out_of_memory: bool = False) -> str | None:
+    """Name the sandbox limit a failed command most likely ran into, with the setting that raises it.
+    `out_of_memory`: the command's memory cgroup hit its cap (a process in it was killed)."""
+    if exit_code in (None, 0):
+        return None
+    if out_of_memory:
+        return (f"the command was stopped at the sandbox's memory limit ({policy.max_memory_mb} MiB, "
+                "max_memory_mb); use less memory or raise the limit")
+    if policy.max_file_mb and (exit_code in (128 + signal.SIGXFSZ, -signal.SIGXFSZ) or "File too large" in output
+                               or "File size limit exceeded" in output):
+        return (f"the command hit the sandbox's file size limit ({policy.max_file_mb} MiB per file, "
+                "max_file_mb); write smaller files or raise the limit")
+    if policy.max_memory_mb and any(sign in output for sign in MEMORY_SIGNS):
+        return (f"the command ran out of memory under the sandbox's limit ({policy.max_memory_mb} MiB, "
+                "max_memory_mb); use less memory or raise the limit")
+    return None
+
+
+def _mib(n: int) -> str:
+    return f"{n} MiB" if n else "none"
+
+
+MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "out of memory", "bad_alloc", "memory allocation of",
+                "OutOfMemoryError", "heap out of memory")
 
 
 def _warn_once(probe: BwrapProbe) -> str | None:
@@ -390,14 +609,21 @@ class SandboxStatus:
     version: str | None
     problem: str | None
     process_limit: str
+    limits: str = ""  # memory, file size and /tmp size in force
 
     def summary(self) -> str:
-        where = (f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network)"
-                 if self.available else f"NONE: {self.problem}; {INSTALL_HINT}")
-        return f"{where}; process limit: {self.process_limit}"
+        where = (f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network, "
+                 "host sockets hidden)" if self.available else f"NONE: {self.problem}; {INSTALL_HINT}")
+        return f"{where}; process limit: {self.process_limit}; {self.limits}"
 
 
-def sandbox_status() -> SandboxStatus:
-    """What is in force on this machine: bubblewrap (path, version) or why not, and the process limit."""
+def sandbox_status(policy: SandboxPolicy | None = None) -> SandboxStatus:
+    """What is in force on this machine for `policy` (default: the default policy): bubblewrap (path,
+    version) or why not, the process limit, and the memory, file size and /tmp limits."""
+    policy = policy or SandboxPolicy()
     probe = probe_bwrap()
-    return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description)
+    tmp = (_mib(policy.tmp_size_mb) if probe.sized_tmp else "no cap (this bwrap has no --size)") if probe.ok else "n/a"
+    whole = " and per command (cgroup v1 memory controller)" if memory_group().parent else ""
+    limits = (f"memory: {_mib(policy.max_memory_mb)} per process (RLIMIT_DATA){whole}; file size (RLIMIT_FSIZE): "
+              f"{_mib(policy.max_file_mb)}; private /tmp: {tmp}")
+    return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description, limits)

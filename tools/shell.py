@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -16,19 +15,16 @@ from typing import Iterable
 from pydantic import BaseModel, Field
 
 from tools.base import Tool, ToolContext, ToolResult
-from tools.sandbox import SandboxPolicy, wrap_command
+from tools.sandbox import SandboxPolicy, limit_notice, wrap_command
+from tools.secrets import SECRET_NAME, redact_secrets
 
-SECRET_NAME = re.compile(
-    r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE|_KEY$)",
-    re.I,
-)
-
-# What a command sees of the agent's environment: an allow-list. Locale, terminal, who and where, and the
-# active virtual environment; nothing else (no PYTHONPATH: the agent's own import path must not leak into a
-# project's tests; no proxies: their URLs often carry a password). `tool_env` in the config adds names.
+# What a command sees of the agent's environment: an allow-list. Locale, terminal, who and where, the active
+# virtual environment and where toolchains live (rustup, cargo, java); nothing else (no PYTHONPATH: the agent's
+# own import path must not leak into a project's tests; no proxies: their URLs often carry a password).
+# `tool_env` in the config adds names.
 ENV_ALLOWED = (
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR", "LANG", "LANGUAGE", "LC_*", "TZ",
-    "TMPDIR", "VIRTUAL_ENV", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "TMPDIR", "VIRTUAL_ENV", "SSL_CERT_FILE", "SSL_CERT_DIR", "RUSTUP_HOME", "CARGO_HOME", "JAVA_HOME",
 )
 
 
@@ -48,15 +44,6 @@ def command_environment(allow: Iterable[str] = (), extra: dict[str, str] | None 
 
 
 scrubbed_environment = command_environment  # the former name
-
-
-def redact_secrets(text: str, env: dict[str, str] | None = None) -> str:
-    """Replace the values of secret-looking variables of the agent's environment wherever they show up
-    (a command that prints a token it found in a file does not put it into the transcript)."""
-    for name, value in (os.environ if env is None else env).items():
-        if len(value) >= 8 and SECRET_NAME.search(name) and value in text:
-            text = text.replace(value, f"[redacted: value of ${name}]")
-    return text
 
 
 def _is_pattern(name: str) -> bool:
@@ -106,14 +93,14 @@ class CommandOutcome(BaseModel):
     warning: str | None = None  # the once-per-process "no sandbox" warning, when this run produced it
 
 
-def run_command(command: str, cwd: Path, timeout: float, max_output: int,
-                sandbox: SandboxPolicy | None = None) -> CommandOutcome:
+def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbox: SandboxPolicy) -> CommandOutcome:
     """Run `command` with bash in its own process group; the whole group dies at timeout or when it ends.
-    With a `sandbox` policy it runs under bubblewrap (tools/sandbox.py) with its process count bounded, and
-    sees the environment names the policy allows besides the default allow-list."""
+    The one way project or model code runs (bash tool, the project's tests): always under a `sandbox`
+    policy, which has no default on purpose; bubblewrap (tools/sandbox.py) with the process, memory and file
+    size limits; it sees the environment names the policy allows besides the default allow-list."""
     started = time.monotonic()
     wrapped = wrap_command(["bash", "-c", command], Path(cwd), sandbox)
-    env = command_environment(sandbox.allow_env if sandbox else (), extra=wrapped.env)
+    env = command_environment(sandbox.allow_env, extra=wrapped.env)
     try:
         proc = subprocess.Popen(
             wrapped.argv,
@@ -138,13 +125,18 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int,
     finally:
         _kill_group(proc.pid)  # also reaps background children left behind by the command
         proc.wait()
+        out_of_memory = wrapped.out_of_memory()
         wrapped.cleanup()  # kills what is left in the command's process cgroup, if it has one
     reader.join(timeout=2)
     if reader.is_alive():  # something escaped the group and holds the pipe open
         proc.stdout.close()
+    exit_code = None if timed_out else proc.returncode
+    output = captured.text()
+    if notice := limit_notice(sandbox, exit_code, output, out_of_memory):
+        output += f"\n[sandbox: {notice}]"
     return CommandOutcome(
-        exit_code=None if timed_out else proc.returncode,
-        output=redact_secrets(captured.text()),
+        exit_code=exit_code,
+        output=redact_secrets(output),
         timed_out=timed_out,
         seconds=time.monotonic() - started,
         sandboxed=wrapped.sandboxed,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Iterator
@@ -24,9 +25,54 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
         raise ToolError(f"path {path!r} goes through a symlink loop; use a path without it") from None
     if resolved != workspace and workspace not in resolved.parents:
         raise ToolError(f"path {path!r} is outside the workspace ({workspace}); use a path inside it")
-    if for_write and ".git" in resolved.relative_to(workspace).parts:
-        raise ToolError(f"refusing to write inside .git ({path!r}); use git commands to change the repository")
+    if for_write and (".git" in resolved.relative_to(workspace).parts or _in_git_dir(workspace, resolved)):
+        raise ToolError(f"refusing to write inside .git or another git directory ({path!r}); use git commands "
+                        "to change the repository")
     return resolved
+
+
+def _in_git_dir(workspace: Path, path: Path) -> bool:
+    """Whether a folder between the workspace and `path` is a git directory not named .git (a bare repo, or
+    the one a `.git` file points to): what git itself checks, HEAD with objects/ and refs/ beside it."""
+    for folder in path.parents:
+        if folder == workspace or workspace not in folder.parents:
+            return False
+        if (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir():
+            return True
+    return False
+
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_folder(workspace: Path, folder: Path, *, create: bool = False) -> int:
+    """A directory fd for `folder` (inside `workspace`), reached one component at a time from the workspace
+    with O_NOFOLLOW: a symlink or a `.git` anywhere on the way is refused, even one planted after the path
+    was resolved. `create`: make missing folders. The caller closes the fd."""
+    parts = folder.relative_to(workspace).parts
+    if ".git" in parts:
+        raise ToolError(f"refusing to write inside .git ({relative(workspace, folder)}); use git commands")
+    fd = os.open(workspace, DIR_FLAGS)
+    try:
+        for part in parts:
+            if create:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                raise ToolError(f"{relative(workspace, folder)}: {part!r} is a symlink or not a folder; "
+                                "files are written only through real folders inside the workspace") from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def relative(workspace: Path, path: Path) -> str:
@@ -57,20 +103,33 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec
     return False
 
 
-def _walk(workspace: Path, folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> Iterator[Path]:
-    local = list(specs)
-    if folder not in [base for base, _ in specs]:
-        _load_gitignore(folder, local)
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
+def _walk(workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> Iterator[Path]:
+    """Depth first in name order, with an explicit stack: a folder nested thousands deep is no RecursionError."""
+    stack = [_open_level(start, specs)]
+    while stack:
+        entries, local = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         path = Path(entry.path)
         is_dir = entry.is_dir(follow_symlinks=False)
         if entry.name in ALWAYS_SKIPPED or _ignored(path, is_dir, local):
             continue
         if is_dir:
-            yield from _walk(workspace, path, local)
+            stack.append(_open_level(path, local))
         elif entry.is_file() and (not entry.is_symlink() or workspace in path.resolve().parents):
             yield path
+
+
+def _open_level(folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]
+                ) -> tuple[Iterator[os.DirEntry], list[tuple[Path, pathspec.PathSpec]]]:
+    """One folder's entries (sorted) and the .gitignore rules in force in it."""
+    local = list(inherited)
+    if folder not in [base for base, _ in inherited]:
+        _load_gitignore(folder, local)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    return iter(entries), local

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import time
 
@@ -196,3 +197,158 @@ def test_ambiguous_rename_suggests_a_command_that_works(tmp_path):
     command = refused.output.split("run with bash: ")[1]
     assert not BashTool().invoke({"command": command}, ctx).is_error
     assert (tmp_path / "a.py").read_text() == "def compute_total(x):\n    return x\n\ny = compute_total(1)\n"
+
+
+# --- writes that cannot be redirected (issue 12) ------------------------------------------------------
+
+
+@pytest.fixture
+def repo_ctx(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "init", "-q", str(workspace / "sub")], check=True)
+    return ToolContext(workspace)
+
+
+@pytest.mark.parametrize("target", ["outside", ".git/config", ".git/hooks/post-commit", "sub/.git/config"])
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+def test_a_symlink_planted_at_the_old_temporary_name_is_not_followed(repo_ctx, tmp_path, target, tool):
+    """The issue's attack: `ln -s TARGET .a.py.dflash-tmp` in bash, then write_file a.py wrote TARGET."""
+    ws = repo_ctx.workspace
+    victim = tmp_path / "outside.txt" if target == "outside" else ws / target
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_text("victim\n")
+    victim.chmod(0o755)
+    (ws / "a.py").write_text("x = 1\n")
+    os.symlink(victim, ws / ".a.py.dflash-tmp")
+    if tool == "write_file":
+        result = WriteFileTool().invoke({"path": "a.py", "content": "PWNED = 1\n"}, repo_ctx)
+    else:
+        result = EditFileTool().invoke({"path": "a.py", "old": "x = 1", "new": "PWNED = 1"}, repo_ctx)
+    assert not result.is_error, result.output
+    assert victim.read_text() == "victim\n"
+    assert (ws / "a.py").read_text() == "PWNED = 1\n" and not (ws / "a.py").is_symlink()
+    assert os.path.islink(ws / ".a.py.dflash-tmp"), "the planted link is left alone, not written through"
+
+
+def test_temporary_names_are_unpredictable_and_never_left_behind(repo_ctx):
+    ws = repo_ctx.workspace
+    for n in range(3):
+        assert not WriteFileTool().invoke({"path": "a.py", "content": f"v = {n}\n"}, repo_ctx).is_error
+    assert sorted(p.name for p in ws.iterdir()) == [".git", "a.py", "sub"]
+
+
+def test_a_folder_swapped_for_a_symlink_after_resolving_is_refused(repo_ctx, tmp_path):
+    """write_atomically walks the folders with O_NOFOLLOW: a parent that became a symlink (a race with a
+    command, or a path checked earlier) does not lead the write out of the workspace or into .git."""
+    from tools.base import ToolError
+    from tools.files import write_atomically
+
+    ws = repo_ctx.workspace
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (ws / "pkg").symlink_to(outside)
+    (ws / "hooks").symlink_to(ws / ".git" / "hooks")
+    for link in ("pkg", "hooks"):
+        with pytest.raises(ToolError, match="symlink or not a folder"):
+            write_atomically(ws, ws / link / "post-commit", "#!/bin/sh\necho pwned\n")
+    assert list(outside.iterdir()) == [] and not (ws / ".git/hooks/post-commit").exists()
+
+
+@pytest.mark.parametrize("path", [".git/config", ".git/hooks/post-checkout", "sub/.git/config",
+                                  "sub/.git/hooks/pre-commit", "a/b/c/.git/HEAD", "./sub/../.git/info/x"])
+def test_writes_into_any_git_folder_are_refused(repo_ctx, path):
+    for tool, args in [(WriteFileTool(), {"path": path, "content": "x"}),
+                       (EditFileTool(), {"path": path, "old": "a", "new": "b"})]:
+        result = tool.invoke(args, repo_ctx)
+        assert result.is_error and ".git" in result.output, result.output
+    assert not (repo_ctx.workspace / "a").exists()
+
+
+def test_writes_into_a_git_dir_under_another_name_are_refused(repo_ctx):
+    """A bare repository, or the git dir a `.git` file points to, is a .git by another name."""
+    ws = repo_ctx.workspace
+    subprocess.run(["git", "init", "-q", "--bare", str(ws / "store")], check=True)
+    (ws / "wt").mkdir()
+    (ws / "wt" / ".git").write_text("gitdir: ../store\n")
+    before = (ws / "store/config").read_text()
+    for path in ["store/config", "store/hooks/post-checkout", "wt/../store/info/attributes"]:
+        result = WriteFileTool().invoke({"path": path, "content": "[core]\n\tfsmonitor = x\n"}, repo_ctx)
+        assert result.is_error and ".git" in result.output, result.output
+    assert (ws / "store/config").read_text() == before and not (ws / "store/hooks/post-checkout").exists()
+    assert not WriteFileTool().invoke({"path": "wt/file.txt", "content": "x"}, repo_ctx).is_error  # control
+
+
+def test_a_symlink_to_a_nested_git_folder_is_refused_too(repo_ctx):
+    (repo_ctx.workspace / "meta").symlink_to(repo_ctx.workspace / "sub" / ".git")
+    before = (repo_ctx.workspace / "sub/.git/config").read_text()
+    result = WriteFileTool().invoke({"path": "meta/config", "content": "[core]\n\tfsmonitor = x\n"}, repo_ctx)
+    assert result.is_error and ".git" in result.output
+    assert (repo_ctx.workspace / "sub/.git/config").read_text() == before
+
+
+# --- special files and deep paths ---------------------------------------------------------------------
+
+
+def test_reading_a_fifo_socket_or_device_is_an_error_not_a_hang(ctx):
+    import socket
+    import threading
+
+    os.mkfifo(ctx.workspace / "pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(ctx.workspace / "sock"))
+    devices = ["pipe", "sock", "edit"]
+    if os.geteuid() == 0:  # a device node inside the workspace (/dev/zero would read forever)
+        os.mknod(ctx.workspace / "zero", 0o666 | stat.S_IFCHR, os.makedev(1, 5))
+        devices.append("zero")
+    results = {}
+
+    def read_all():
+        for name in {"pipe", "sock", "zero"} & set(devices):
+            results[name] = ReadFileTool().invoke({"path": name}, ctx)
+        results["edit"] = EditFileTool().invoke({"path": "pipe", "old": "a", "new": "b"}, ctx)
+        results["search"] = SearchTool().invoke({"pattern": "x", "path": "pipe"}, ctx)
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    try:
+        assert not reader.is_alive(), "a read blocked on the FIFO"
+    finally:
+        if reader.is_alive():  # unblock it so the test process can end
+            with open(ctx.workspace / "pipe", "w"):
+                pass
+        server.close()
+    for name in devices:
+        assert results[name].is_error and "not a regular file" in results[name].output, results[name].output
+    assert not results["search"].is_error  # a FIFO is skipped by search, like binaries
+
+
+@pytest.fixture
+def deep_tree(ctx):
+    """`d/d/.../d/deep.txt`, 1500 folders deep; removed with `rm -rf` afterwards (shutil.rmtree, which
+    pytest's temporary-folder cleanup uses, recurses and would fail on it)."""
+    fd = os.open(ctx.workspace, os.O_RDONLY)
+    try:
+        for _ in range(1500):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        with os.fdopen(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as handle:
+            handle.write("needle\n")
+    finally:
+        os.close(fd)
+    yield "/".join(["d"] * 1500) + "/deep.txt"
+    subprocess.run(["rm", "-rf", str(ctx.workspace / "d")], check=True)
+
+
+def test_a_path_1500_folders_deep_is_no_recursion_error(ctx, deep_tree):
+    listed = ListFilesTool().invoke({"path": "."}, ctx)
+    assert not listed.is_error and listed.output.endswith("deep.txt")
+    found = SearchTool().invoke({"pattern": "needle", "path": "."}, ctx)
+    assert not found.is_error and "deep.txt:1: needle" in found.output
+    assert ReadFileTool().invoke({"path": deep_tree}, ctx).output.endswith("needle")
+    written = WriteFileTool().invoke({"path": deep_tree.replace("deep.txt", "new.txt"), "content": "ok"}, ctx)
+    assert not written.is_error, written.output

@@ -67,6 +67,11 @@ class Arena:
         (ws / "link_loop").symlink_to("link_loop")
         (ws / "link_dangling").symlink_to(self.outside / "nope")
         (ws / "src" / "link_up").symlink_to("../..")
+        (ws / ".a.txt.dflash-tmp").symlink_to(self.outside / "sentinel.txt")  # the former temporary name, planted
+        (ws / "link_git").symlink_to(ws / ".git")
+        (ws / "sub" / ".git" / "hooks").mkdir(parents=True)  # a nested repository
+        (ws / "sub" / ".git" / "config").write_text("[core]\n")
+        os.mkfifo(ws / "fifo")  # reading it must not block
         skill = ws / ".agents" / "skills" / "demo"
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text("---\nname: demo\ndescription: a demo skill\n---\nDo the demo.\n")
@@ -74,7 +79,7 @@ class Arena:
         self.escape_targets = [Path("/tmp") / ESCAPE_NAME, Path.home() / ESCAPE_NAME, root / ESCAPE_NAME,
                                self.outside / ESCAPE_NAME]
         self.before = self.snapshot_outside()
-        self.git_before = self.snapshot(ws / ".git")
+        self.git_before = self.snapshot(ws / ".git"), self.snapshot(ws / "sub" / ".git")
 
     @staticmethod
     def snapshot(folder: Path, skip: Path | None = None) -> dict[str, tuple]:
@@ -101,7 +106,8 @@ class Arena:
         now = self.snapshot_outside()
         changed = sorted(set(now.items()) ^ set(self.before.items()))
         assert not changed, f"something outside the workspace changed: {changed[:5]}"
-        assert self.snapshot(self.workspace / ".git") == self.git_before, ".git changed"
+        git_now = self.snapshot(self.workspace / ".git"), self.snapshot(self.workspace / "sub" / ".git")
+        assert git_now == self.git_before, ".git (or the nested sub/.git) changed"
         for target in self.escape_targets:
             assert not os.path.lexists(target), f"{target} was created"
         if reads:
@@ -162,6 +168,7 @@ SPECIAL = st.sampled_from([
     "..", ".", "", "a.txt", "src", "m.py", "new.txt", "newdir", ".git", "config", "HEAD", "hooks", "link_out",
     "link_sentinel", "link_root", "link_loop", "link_dangling", "link_up", "sentinel.txt", "outside", "dir",
     "inner.txt", "etc", "tmp", "~", ESCAPE_NAME, ".agents", "skills", "demo", "SKILL.md", "ref.md",
+    ".a.txt.dflash-tmp", "link_git", "sub", "fifo", "post-commit",
 ])
 SEGMENTS = st.one_of(SPECIAL, SPECIAL, SPECIAL, SPECIAL, st.text(ANY_CHAR, max_size=6), st.just("n" * 300))
 
@@ -239,6 +246,22 @@ def test_paths_through_symlinks_and_dots_are_refused(arena, tools):
                 result = tools[name].invoke(arguments, ToolContext(arena.workspace))
                 assert result.is_error and result.output.strip(), (name, path, result.output)
                 arena.check_nothing_escaped(result, reads=True)
+
+
+def test_writes_into_any_git_folder_through_any_route_are_refused(arena, tools):
+    """Nested repositories and links to .git count like the top .git; a FIFO is an error, never a hang."""
+    for path in [".git/config", "link_git/config", "link_git/hooks/post-commit", "sub/.git/config",
+                 "sub/.git/hooks/post-commit", "src/link_up/workspace/.git/config", "sub/../.git/HEAD"]:
+        for name, arguments in [("write_file", {"path": path, "content": "[core]\n\tfsmonitor = x\n"}),
+                                ("edit_file", {"path": path, "old": "[core]", "new": "[core]\n\tfsmonitor = x"})]:
+            with case(name):
+                result = tools[name].invoke(arguments, ToolContext(arena.workspace))
+                assert result.is_error and result.output.strip(), (name, path, result.output)
+                arena.check_nothing_escaped(result, reads=False)
+    for name, arguments in [("read_file", {"path": "fifo"}), ("edit_file", {"path": "fifo", "old": "a", "new": "b"})]:
+        with case(name):
+            result = tools[name].invoke(arguments, ToolContext(arena.workspace))
+            assert result.is_error and "not a regular file" in result.output, result.output
 
 
 SAFE_WORDS = st.sampled_from(["echo", "printf", "true", "false", "pwd", "ls", "cat", "wc", "exit", "test", ":"])

@@ -10,6 +10,8 @@ where it is missing (`./dev.sh` installs it on Debian when it can).
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import socket
 import subprocess
 import sys
@@ -289,6 +291,243 @@ def test_timeout_kills_the_whole_sandboxed_tree(box):
     attempt("outlive the timeout", marker.exists(), outcome.output)
 
 
+# --- nested repositories ------------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_nested_git_folders_stay_read_only(box):
+    """Issue 12: `git -C sub config core.fsmonitor CMD` in a nested repo ran CMD at the agent's next git status."""
+    for nested in ["sub", "node_modules/dep", "a/b/c/deep"]:
+        subprocess.run(["git", "init", "-q", str(box.ws / nested)], check=True)
+    (box.ws / "wt").mkdir()  # a gitfile pointing at a git dir elsewhere in the workspace
+    subprocess.run(["git", "init", "-q", "--bare", str(box.ws / "store")], check=True)
+    (box.ws / "wt" / ".git").write_text("gitdir: ../store\n")
+    subprocess.run(["git", "init", "-q", "--bare", str(box.ws / "store2")], check=True)
+    (box.ws / "linked").mkdir()  # a `.git` link to a git dir elsewhere in the workspace
+    (box.ws / "linked" / ".git").symlink_to("../store2")
+    (box.ws / "dangling").mkdir()  # a dangling `.git` link must not break every command
+    (box.ws / "dangling" / ".git").symlink_to("../nowhere")
+    configs = {p: p.read_text() for p in [box.ws / n / ".git/config" for n in ["sub", "node_modules/dep", "a/b/c/deep"]]
+               + [box.ws / "store/config", box.ws / "store2/config"]}
+    outcome = box.run("git -C sub config core.fsmonitor 'touch /tmp/pwned'; "
+                      "git -C node_modules/dep config core.fsmonitor x; git -C a/b/c/deep config core.hooksPath /tmp; "
+                      "printf '[core]\\n\\tfsmonitor = x\\n' >> store/config; echo x > sub/.git/hooks/post-checkout; "
+                      "git -C linked config core.fsmonitor x; "
+                      "rm -rf a/b/c/deep/.git; mv sub/.git sub/moved; echo done")
+    for config, before in configs.items():
+        attempt(f"rewrite nested {config.relative_to(box.ws)}", config.read_text() != before, outcome.output)
+    attempt("plant a hook in a nested repo", (box.ws / "sub/.git/hooks/post-checkout").exists(), outcome.output)
+    attempt("remove or move a nested .git", not (box.ws / "a/b/c/deep/.git").is_dir()
+            or not (box.ws / "sub/.git").is_dir(), outcome.output)
+    # control: the nested working trees themselves stay writable
+    assert "ok" in box.run("echo ok > sub/file && cat sub/file").output
+
+
+@needs_bwrap
+def test_past_the_walk_budget_the_rest_of_the_workspace_is_read_only(box, monkeypatch):
+    """Fail closed: folders the .git walk did not reach cannot be written, so no nested repo is missed."""
+    subprocess.run(["git", "init", "-q", str(box.ws / "x/y/z/repo")], check=True)
+    monkeypatch.setattr(sandbox, "GIT_WALK_BUDGET", 3)
+    config = box.ws / "x/y/z/repo/.git/config"
+    before = config.read_text()
+    outcome = box.run("git -C x/y/z/repo config core.fsmonitor x; echo top > top.txt; echo done")
+    attempt("rewrite a nested repo past the walk budget", config.read_text() != before, outcome.output)
+    assert (box.ws / "top.txt").read_text() == "top\n"
+
+
+@needs_bwrap
+def test_a_link_planted_by_bash_does_not_redirect_write_file(box):
+    """Issue 12's route: sandboxed bash plants `.a.py.dflash-tmp -> TARGET`, then write_file a.py (which runs
+    outside the sandbox) wrote TARGET: a file outside, .git/config or an executable hook."""
+    from tools.files import WriteFileTool
+
+    outside = box.tmp / f"outside-{uuid.uuid4().hex[:8]}"
+    outside.write_text("untouched\n")
+    hook = box.ws / ".git/hooks/post-commit"
+    config_before = (box.ws / ".git/config").read_text()
+    ctx = ToolContext(box.ws)
+    for name, target in [("a.py", outside), ("b.py", box.ws / ".git/config"), ("c.py", hook)]:
+        outcome = box.run(f"ln -s {target} .{name}.dflash-tmp && echo planted")
+        assert "planted" in outcome.output
+        result = WriteFileTool().invoke({"path": name, "content": "print('hi')\n"}, ctx)
+        assert not result.is_error, result.output
+    attempt("write_file through a planted link to a file outside", outside.read_text() != "untouched\n")
+    attempt("write_file through a planted link to .git/config", (box.ws / ".git/config").read_text() != config_before)
+    attempt("write_file through a planted link to a git hook", hook.exists())
+
+
+def test_a_wide_unwalked_frontier_is_covered_by_few_binds(tmp_path, monkeypatch):
+    """Past the budget the folders left are read-only; when they are many, their parents are (bwrap's argv
+    stays bounded), and nothing unwalked is left writable."""
+    ws = tmp_path / "ws"
+    for a in range(6):
+        for b in range(6):
+            (ws / f"p{a}" / f"q{b}" / "r").mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "MAX_UNWALKED_BINDS", 4)
+    covered = sandbox.git_folders(ws, budget=10)
+    assert 0 < len(covered) <= 4
+    everything = [p for p in ws.rglob("*") if p.is_dir()]
+    walked_at_most = 10
+    uncovered = [p for p in everything if not any(c == p or c in p.parents for c in covered)]
+    assert len(uncovered) <= walked_at_most  # only folders the walk did see stay writable
+    monkeypatch.setattr(sandbox, "MAX_UNWALKED_BINDS", 1)
+    assert sandbox.git_folders(ws, budget=10) == [ws]
+
+
+# --- host sockets -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def host_sockets(tmp_path, monkeypatch):
+    """Unix socket servers where host services keep theirs: /run (as root), $XDG_RUNTIME_DIR and the
+    ssh-agent socket (both outside /tmp, which is private anyway); yields their paths."""
+    tag = uuid.uuid4().hex[:8]
+    places = {"xdg": Path(f"/var/tmp/dflash-xdg-{tag}"), "ssh": Path(f"/var/tmp/dflash-ssh-{tag}")}
+    paths = {"xdg": places["xdg"] / "bus", "ssh": places["ssh"] / "agent.sock"}
+    if os.access("/run", os.W_OK):
+        places["run"] = Path(f"/run/dflash-{tag}")
+        paths["run"] = places["run"] / "docker.sock"
+    servers = []
+    for place in places.values():
+        place.mkdir()
+    for path in paths.values():
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.listen(4)
+        servers.append(server)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(places["xdg"]))
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(paths["ssh"]))
+    yield paths
+    for server in servers:
+        server.close()
+    for place in places.values():
+        subprocess.run(["rm", "-rf", str(place)], check=False)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True])
+def test_host_unix_sockets_are_out_of_reach(box, host_sockets, network):
+    for name, path in host_sockets.items():
+        probe = (f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); "
+                 f"print('CONNECTED')\"")
+        outcome = box.run(probe, network=network)
+        attempt(f"connect to the host's {name} socket (network={network})", "CONNECTED" in outcome.output,
+                outcome.output)
+        control = socket.socket(socket.AF_UNIX)
+        control.connect(str(path))  # the server is there: from the host it answers
+        control.close()
+
+
+@needs_bwrap
+def test_an_ssh_agent_socket_inside_the_workspace_is_hidden_too(box, monkeypatch):
+    path = box.ws / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(path))
+    try:
+        outcome = box.run(f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+                          f"s.connect('{path}'); print('CONNECTED')\"")
+        attempt("connect to an ssh-agent socket inside the workspace", "CONNECTED" in outcome.output, outcome.output)
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_dns_configuration_under_run_stays_visible_with_network(box, tmp_path, monkeypatch):
+    """/etc/resolv.conf is often a link into /run (systemd-resolved); hiding /run must not break DNS."""
+    if not os.access("/run", os.W_OK):
+        pytest.skip("needs a writable /run (root) to stand in for systemd-resolved")
+    tag = uuid.uuid4().hex[:8]
+    resolved = Path(f"/run/dflash-resolve-{tag}/stub-resolv.conf")
+    resolved.parent.mkdir()
+    resolved.write_text("nameserver 127.0.0.53\n")
+    link = tmp_path / "resolv.conf"
+    link.symlink_to(resolved)
+    monkeypatch.setattr(sandbox, "RESOLV_CONF", link)
+    try:
+        assert "127.0.0.53" in box.run(f"cat {resolved}", network=True).output
+        assert "127.0.0.53" not in box.run(f"cat {resolved}").output  # without network, /run stays empty
+    finally:
+        subprocess.run(["rm", "-rf", str(resolved.parent)], check=False)
+
+
+# --- memory, file size and /tmp limits ----------------------------------------------------------------
+
+
+@needs_bwrap
+def test_memory_past_the_cap_fails_with_a_clear_message(box):
+    outcome = box.run(f"{sys.executable} -c \"b = bytearray(600 * 1024 * 1024); print('ALLOCATED')\"",
+                      max_memory_mb=256)
+    attempt("allocate 600 MiB under a 256 MiB cap", "ALLOCATED" in outcome.output, outcome.output)
+    assert outcome.exit_code != 0 and "ran out of memory" in outcome.output and "max_memory_mb" in outcome.output
+    assert "ALLOCATED" in box.run(f"{sys.executable} -c \"b = bytearray(100 * 1024 * 1024); print('ALLOCATED')\"",
+                                  max_memory_mb=256).output
+
+
+@needs_bwrap
+@pytest.mark.skipif(sandbox.memory_group().parent is None, reason="no writable cgroup v1 memory controller here")
+def test_memory_of_the_whole_command_is_capped_by_its_cgroup(box):
+    """Each process stays under the per-process cap; together they pass it, and the cgroup stops them."""
+    hog = f"{sys.executable} -c \"import time; b = b'x' * (120 << 20); time.sleep(3); print('HELD')\""
+    outcome = box.run(f"for i in 1 2 3 4; do {hog} & done; wait; exit 1", max_memory_mb=256, timeout=30)
+    held = outcome.output.splitlines().count("HELD")
+    attempt(f"hold 480 MiB in 4 processes under a 256 MiB cap ({held} held)", held == 4, outcome.output)
+    assert "memory limit" in outcome.output and "max_memory_mb" in outcome.output
+
+
+@needs_bwrap
+def test_a_file_past_the_size_cap_fails_and_says_why(box):
+    outcome = box.run("head -c 5M /dev/zero > big.bin", max_file_mb=1)
+    size = (box.ws / "big.bin").stat().st_size
+    attempt("write a 5 MiB file under a 1 MiB cap", size > 1024 * 1024, outcome.output)
+    assert outcome.exit_code != 0 and "file size limit" in outcome.output and "max_file_mb" in outcome.output
+    py = box.run(f"{sys.executable} -c \"open('big2.bin', 'wb').write(bytes(5 << 20))\"", max_file_mb=1)
+    assert py.exit_code != 0 and "file size limit" in py.output
+
+
+@needs_bwrap
+def test_private_tmp_has_a_size_cap(box):
+    if not probe_bwrap().sized_tmp:
+        pytest.skip("this bubblewrap has no --size")
+    outcome = box.run("head -c 8M /dev/zero > /tmp/fill; echo rc=$?; du -m /tmp/fill", tmp_size_mb=2, max_file_mb=0)
+    attempt("fill the private /tmp past its 2 MiB cap", "rc=0" in outcome.output, outcome.output)
+    assert "No space left" in outcome.output
+
+
+@needs_bwrap
+@pytest.mark.parametrize("runner", ["pytest", "node", "java", "cargo"])
+def test_toolchains_work_under_the_default_limits(box, runner, monkeypatch):
+    """The default memory cap is RLIMIT_DATA, which leaves the address space that node, java and cargo
+    reserve up front alone; HOME is read-only and TMPDIR the private /tmp, and their tests still run."""
+    ws = box.ws
+    if runner == "pytest":
+        (ws / "test_ok.py").write_text("def test_ok(tmp_path):\n    (tmp_path / 'f').write_text('x')\n")
+        command = f"{sys.executable} -m pytest -q"
+    elif runner == "node":
+        if not shutil.which("node"):
+            pytest.skip("node is not installed")
+        (ws / "ok.test.js").write_text("const test = require('node:test');\nconst assert = require('node:assert');\n"
+                                       "test('adds', () => assert.strictEqual(1 + 1, 2));\n")
+        command = "node --test"
+    elif runner == "java":
+        if not shutil.which("java"):
+            pytest.skip("java is not installed")
+        command = "java -Xmx512m -version && echo passed"
+    else:
+        real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the fake $HOME has no toolchain: point at the real one
+        if not shutil.which("cargo") or not (real_home / ".rustup").is_dir():
+            pytest.skip("cargo (rustup) is not installed")
+        monkeypatch.setenv("RUSTUP_HOME", str(real_home / ".rustup"))
+        monkeypatch.setenv("CARGO_HOME", str(real_home / ".cargo"))
+        (ws / "src").mkdir()
+        (ws / "Cargo.toml").write_text('[package]\nname = "ok"\nversion = "0.1.0"\nedition = "2021"\n')
+        (ws / "src/lib.rs").write_text("#[test]\nfn adds() { assert_eq!(1 + 1, 2); }\n")
+        command = "cargo test --offline -q"
+    outcome = box.run(command, timeout=240)
+    assert outcome.exit_code == 0 and "pass" in outcome.output.lower(), outcome.output
+
+
 # --- policy plumbing and the no-sandbox path ----------------------------------------------------------
 
 
@@ -300,7 +539,7 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     args = bwrap_argv("/usr/bin/bwrap", ["bash", "-c", "true"], ws, SandboxPolicy(), home)
     joined = " ".join(args)
     assert args[:5] == ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev"] and args[-3:] == ["bash", "-c", "true"]
-    assert f"--bind {ws} {ws}" in joined and f"--ro-bind {ws / '.git'} {ws / '.git'}" in joined
+    assert f"--bind {ws} {ws}" in joined and f"--ro-bind-try {ws / '.git'} {ws / '.git'}" in joined
     assert f"--tmpfs {home / '.ssh'} --remount-ro {home / '.ssh'}" in joined
     assert f"--ro-bind /dev/null {home / '.netrc'}" in joined and ".aws" not in joined
     for flag in ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", f"--chdir {ws}"]:
@@ -311,8 +550,13 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     inside_hidden = home / ".ssh" / "project"  # a workspace inside a hidden folder is never hidden
     inside_hidden.mkdir()
     assert f"--tmpfs {home / '.ssh'} " not in " ".join(bwrap_argv("bwrap", ["true"], inside_hidden, SandboxPolicy(), home))
-    full = wrap_command(["bash", "-c", "true"], ws, SandboxPolicy(mode="full-access", max_processes=0))
+    unlimited = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=0, max_file_mb=0)
+    full = wrap_command(["bash", "-c", "true"], ws, unlimited)
     assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
+    capped = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=64, max_file_mb=2)
+    limited = wrap_command(["true"], ws, capped)
+    assert limited.argv[-4:] == ["sandbox-limits", str(64 * 1024), str(2 * 1024), "true"]  # ulimit -d KiB -f blocks
+    limited.cleanup()
     assert wrap_command(["true"], ws, None).argv == ["true"]
 
 
@@ -334,6 +578,8 @@ def test_status_names_what_is_in_force():
     status = sandbox_status()
     line = status.summary()
     assert "process limit:" in line and process_limiter().description in line
+    assert "memory: 8192 MiB per process (RLIMIT_DATA)" in line and "file size (RLIMIT_FSIZE): 2048 MiB" in line
+    assert ("private /tmp: 1024 MiB" in line) == (BWRAP.ok and BWRAP.sized_tmp)
     if BWRAP.ok:
         assert status.available and status.bwrap and "bubblewrap" in line
     print(f"\n{line}")

@@ -114,5 +114,5 @@ def test_capped_output_keeps_head_and_tail():
 
 
 def test_non_utf8_output_is_replaced_not_fatal(tmp_path):
-    outcome = run_command("printf '\\xff\\xfe ok'", tmp_path, timeout=5, max_output=100)
+    outcome = run_command("printf '\\xff\\xfe ok'", tmp_path, timeout=5, max_output=100, sandbox=SandboxPolicy())
     assert outcome.exit_code == 0 and "ok" in outcome.output
