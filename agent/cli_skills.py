@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.cli import _fail, app
-from agent.memory import write_agents_md
+from agent.project import write_agents_md
 from skills.loader import discover_skills
 
 skills_app = typer.Typer(help="List and show the skills the agent can activate.", no_args_is_help=True)

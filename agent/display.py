@@ -85,6 +85,8 @@ def print_summary(console: Console, result: WorkflowResult) -> None:
         console.print("            " + (result.tests.output_tail.splitlines() or [""])[-1])
     else:
         console.print("  tests:    none found")
+    if result.setup:
+        console.print(f"  set-up:   {result.setup.describe()}", highlight=False)
     if result.diff_stat:
         console.print("  diff:     " + result.diff_stat.replace("\n", "\n            "))
     if result.git:

@@ -17,7 +17,8 @@ from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitRun
 from agent.config import Config, user_config_path
 from agent.loop import AgentEvents
-from agent.workflows import TestOutcome, _run_agent, detect_test_command, run_verification
+from agent.project import test_command
+from agent.workflows import TestOutcome, _run_agent, run_verification
 from inference.backend import ChatBackend
 from inference.profiles import Profile, get_profile, load_profiles
 
@@ -130,7 +131,7 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
         git_run = GitRun(path, instruction, config)
     except (ValueError, git.GitCommandError) as exc:
         return RepoOutcome(repo=str(path), status="error", reason=str(exc).strip(), seconds=time.monotonic() - started)
-    command = verify or detect_test_command(path)
+    command = verify or test_command(path)
     try:
         task = REFACTOR_TASK.format(instruction=instruction.strip(), command=command) if command else instruction
         gate = _gate(path, command, config) if command else None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import git
 
-DEFAULT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n.benchmarks/\n.venv/\n"
+DEFAULT_GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n.benchmarks/\n.venv/\nnode_modules/\ntarget/\n"
 FALLBACK_ACTOR = git.Actor("dflash-agent", "dflash-agent@localhost")
 JUNK_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox", ".venv", "venv", "node_modules"}
 JUNK_SUFFIXES = (".pyc", ".pyo")

@@ -11,6 +11,7 @@ from agent.approval_prompt import TerminalApproval
 from agent.config import Config, user_config_path
 from agent.loop import Agent, AgentEvents
 from agent.memory import memory_section
+from agent.project import command_policy
 from agent.session import Transcript
 from agent.toolcalls import PROTOCOLS
 from inference.backend import ChatBackend, Sampling
@@ -75,7 +76,8 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
     return Agent(
         backend,
         default_tools() + tools + (extra_tools or []),
-        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox=sandbox_policy(config)),
+        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout,
+                                               sandbox=command_policy(sandbox_policy(config), workspace)),
                     approver=approver(config, events)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),

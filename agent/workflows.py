@@ -8,6 +8,7 @@ from typing import Callable
 
 from pydantic import BaseModel
 
+from agent import project
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
@@ -24,8 +25,8 @@ Build this new project in the current (empty) project folder:
 
 {prompt}
 
-Write the code and tests for it. Put tests in files named test_*.py that import the code they test.
-Run the tests with `python -m pytest -q`, fix any failure, then call finish."""
+Write the code and tests for it. {layout}
+Run the tests with `{command}`, fix any failure, then call finish."""
 
 
 class TestOutcome(BaseModel):
@@ -44,6 +45,7 @@ class WorkflowResult(BaseModel):
     diff_stat: str
     transcript: str
     git: GitReport | None = None  # branch, checkpoints and what happened to the user's work (`run` only)
+    setup: project.SetupReport | None = None  # the project's environment made for the run (`new-project`)
 
 
 def new_project(directory: Path, prompt: str, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
@@ -53,12 +55,18 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
         raise ValueError(f"{directory} exists and is not empty; choose a new folder (or use `agent run` on it)")
     directory.mkdir(parents=True, exist_ok=True)
     repo = gitrepo.init_repo(directory)
-    task = NEW_PROJECT_TASK.format(prompt=prompt.strip())
-    result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, required=True))
+    recipe = project.RECIPES[project.guess_language(prompt)]
+    setup = project.setup_environment(directory, recipe.language, sandbox_policy(config),
+                                      timeout=max(config.command_timeout, 300), offline=config.offline)
+    if events:
+        events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
+    task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
+    result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, recipe.no_tests))
     tests = run_project_tests(directory, config)
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
-    commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n\n{result.summary}")
-    return _result(directory, result, tests, commit, "", transcript)
+    commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n"
+                                f"Environment: {setup.describe()}.\n\n{result.summary}")
+    return _result(directory, result, tests, commit, "", transcript).model_copy(update={"setup": setup})
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -79,7 +87,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     git_run = GitRun(repository, task, config)
     try:
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                        _tests_gate(repository, config, required=False), backend,
+                                        _tests_gate(repository, config), backend,
                                         history=history, meta={"branch": git_run.branch})
         tests = run_project_tests(repository, config)
     except BaseException as exc:
@@ -92,13 +100,14 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
 
 
-def _tests_gate(workspace: Path, config: Config, required: bool) -> Callable[[], str | None]:
-    """The check `finish` must pass: the project's tests, when it has (or must have) some."""
+def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
+    """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
+    has none, when it must (a new project)."""
 
     def check() -> str | None:
         outcome = run_project_tests(workspace, config)
         if outcome is None:
-            return "there are no tests yet; write test_*.py files and run them" if required else None
+            return no_tests
         return None if outcome.passed else f"`{outcome.command}` fails:\n{outcome.output_tail}"
 
     return check
@@ -142,23 +151,18 @@ def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents |
         transcript.close()
 
 
-def detect_test_command(workspace: Path) -> str | None:
-    """The project's own test command: pytest when there are Python test files."""
-    for path in iter_files(workspace, workspace):
-        if path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test")):
-            return "python -m pytest -q"
-    return None
-
-
 def run_project_tests(workspace: Path, config: Config) -> TestOutcome | None:
-    command = detect_test_command(workspace)
+    """The project's tests with its own command (agent/project.py), or None when it has none."""
+    command = project.test_command(workspace)
     return None if command is None else run_verification(workspace, command, config)
 
 
 def run_verification(workspace: Path, command: str, config: Config) -> TestOutcome:
     """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
-    project's tests are code the model wrote: they run under the run's sandbox policy, like bash."""
-    outcome = run_command(command, workspace, config.command_timeout, 4000, sandbox_policy(config))
+    project's tests are code the model wrote: they run under the run's sandbox policy, like bash, with the
+    project's environment (its .venv first on PATH)."""
+    policy = project.command_policy(sandbox_policy(config), workspace)
+    outcome = run_command(command, workspace, config.command_timeout, 4000, policy)
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
 

@@ -64,6 +64,7 @@ class SandboxPolicy(BaseModel):
     max_processes: int = Field(default=256, ge=0, description="processes+threads per command; 0: no limit")
     extra_writable: list[str] = []  # more folders writable in workspace-write mode
     allow_env: list[str] = []  # environment names (or NAME_* patterns) commands may see (config `tool_env`)
+    env: dict[str, str] = {}  # set for commands on top of the allow-list (the project's .venv first on PATH)
     max_memory_mb: int = Field(default=8192, ge=0, description="memory per process (RLIMIT_DATA) and per command "
                                "(cgroup, where writable); 0: no limit")
     max_file_mb: int = Field(default=2048, ge=0, description="largest file a command may write (RLIMIT_FSIZE); 0: none")

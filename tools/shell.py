@@ -100,7 +100,7 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbo
     size limits; it sees the environment names the policy allows besides the default allow-list."""
     started = time.monotonic()
     wrapped = wrap_command(["bash", "-c", command], Path(cwd), sandbox)
-    env = command_environment(sandbox.allow_env, extra=wrapped.env)
+    env = command_environment(sandbox.allow_env, extra={**sandbox.env, **wrapped.env})
     try:
         proc = subprocess.Popen(
             wrapped.argv,
