@@ -48,8 +48,11 @@ class WorkflowResult(BaseModel):
     setup: project.SetupReport | None = None  # the project's environment made for the run (`new-project`)
 
 
-def new_project(directory: Path, prompt: str, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
-    """Create `directory`, git-init it, let the agent build the project, run its tests, commit the result."""
+def new_project(directory: Path, prompt: str, config: Config, events: AgentEvents | None = None, *,
+                backend: ChatBackend | None = None) -> WorkflowResult:
+    """Create `directory`, git-init it, give it the environment its language needs (a Python `.venv` with
+    pytest), let the agent build the project, run its tests, commit the result. `backend`: an open backend
+    to use instead of the one the config names."""
     directory = directory.expanduser().resolve()
     if directory.exists() and any(p.name != ".git" for p in directory.iterdir()):
         raise ValueError(f"{directory} exists and is not empty; choose a new folder (or use `agent run` on it)")
@@ -61,7 +64,8 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     if events:
         events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
-    result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, recipe.no_tests))
+    result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, recipe.no_tests),
+                                    backend)
     tests = run_project_tests(directory, config)
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
     commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n"
