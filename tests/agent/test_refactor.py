@@ -37,7 +37,11 @@ OLD_FILES = ["shop/pricing.py", "shop/cart.py", "tests/test_pricing.py"]
 
 
 def make_shop(path: Path, extra: dict[str, str] | None = None) -> git.Repo:
-    for name, text in {**SHOP, **(extra or {})}.items():
+    return make_repo(path, {**SHOP, **(extra or {})})
+
+
+def make_repo(path: Path, files: dict[str, str]) -> git.Repo:
+    for name, text in files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
     repo = git.Repo.init(path, initial_branch="main")
@@ -192,6 +196,49 @@ def test_refactor_cli_runs_the_repos_and_writes_the_report(scripted, shops, tmp_
     assert result.exit_code == 0, result.output
     assert "good: passed" in result.output and "legacy: failed" in result.output and "1 passed, 1 failed" in result.output
     assert json.loads((tmp_path / "rep" / "report.json").read_text())["repos"][1]["status"] == "failed"
+
+
+NODE_SHOP = {
+    "package.json": json.dumps({"name": "shop", "version": "1.0.0", "scripts": {"test": "node --test"}}),
+    "pricing.js": "function calcTotal(prices) {\n  return prices.reduce((a, b) => a + b, 0);\n}\n\nmodule.exports = { calcTotal };\n",
+    "pricing.test.js": ("const test = require('node:test');\nconst assert = require('node:assert');\n"
+                        "const { calcTotal } = require('./pricing');\n\ntest('total', () => assert.strictEqual(calcTotal([1, 2]), 3));\n"),
+}
+RUST_SHOP = {
+    ".gitignore": "target/\n",
+    "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+    "src/lib.rs": ("pub fn calc_total(prices: &[i64]) -> i64 {\n    prices.iter().sum()\n}\n\n#[cfg(test)]\nmod tests {\n"
+                   "    use super::*;\n\n    #[test]\n    fn total() {\n        assert_eq!(calc_total(&[1, 2]), 3);\n    }\n}\n"),
+}
+
+
+def rewrite_replies(files: dict[str, str], old: str, new: str) -> list[str]:
+    writes = "".join(f"<write_file>\n<path>{path}</path>\n<content>\n{text.replace(old, new)}</content>\n</write_file>\n"
+                     for path, text in files.items() if old in text)
+    return [f"I will rename {old}.\n{writes}", "<finish><summary>renamed</summary></finish>"]
+
+
+@pytest.mark.parametrize("files, old, new, command", [
+    (NODE_SHOP, "calcTotal", "computeTotal", "npm test"),
+    (RUST_SHOP, "calc_total", "compute_total", "cargo test"),
+])
+def test_node_and_rust_repos_are_verified_with_their_own_test_command(scripted, tmp_path, files, old, new, command):
+    """Real node/cargo under the sandbox; before agent/project.py these repos failed with 'no verification
+    command found'. A rename verifies and is committed; a change that breaks the tests is not."""
+    good, broken = tmp_path / "good", tmp_path / "broken"
+    for path in (good, broken):
+        path.mkdir()
+        make_repo(path, files)
+    start = {str(p): git.Repo(p).head.commit.hexsha for p in (good, broken)}
+    report = refactor(f"Rename {old} to {new}.", [good], Config(max_steps=3),
+                      backends=lambda: scripted(rewrite_replies(files, old, new)))
+    assert report.repos[0].status == "passed" and report.repos[0].verify.command == command, report.repos[0]
+    wrong = {path: text.replace("+ b", "- b").replace(".sum()", ".product()") for path, text in files.items()}
+    failed = refactor("Break it.", [broken], Config(max_steps=2), backends=lambda: scripted(rewrite_replies(wrong, "", "")))
+    outcome = failed.repos[0]
+    assert outcome.status == "failed" and outcome.reason == f"`{command}` fails", outcome
+    check_report_is_true(report, start)
+    check_report_is_true(failed, start)
 
 
 E2E_CONFIG = Config(n_ctx=8192, max_steps=8, command_timeout=60)
