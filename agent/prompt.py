@@ -15,8 +15,10 @@ Rules:
 - Paths are relative to the project folder. Stay inside it.
 - Create files and rewrite whole files with write_file; change part of a file with edit_file.
 - Keep code simple and complete: no placeholders, no "TODO".
-- Verify your work: run the tests or the program with bash and read the output. Run Python tests with
-  `python -m pytest -q` from the project folder.
+- Verify your work: run the tests or the program with bash and read the output. Run the tests with the
+  project's own command from the project folder: the one the task or the project instructions name, else
+  `python -m pytest -q` (Python), `node --test` (Node.js), `cargo test` (Rust).
+- Add no dependencies unless the task asks for them: commands run without network by default.
 - If a command fails, read the error, fix the cause and run it again.
 - When the task is done and verified, call finish with a short summary."""
 

@@ -16,7 +16,8 @@ from skills.loader import (
     parse_front_matter,
 )
 
-BUNDLED = {"python-pytest-project", "typer-cli", "rename-refactor", "verify-before-finish"}
+BUNDLED = {"python-pytest-project", "typer-cli", "rename-refactor", "verify-before-finish", "node-test-project",
+           "rust-cargo-project"}
 
 
 def make_skill(root: Path, name: str, description: str = "Does a thing. Use when testing.", body: str = "Step 1.",
