@@ -197,6 +197,7 @@ def setup_environment(workspace: Path, lang: str | None, policy: SandboxPolicy, 
     if lang == "python":
         _python_env(workspace, policy, timeout, offline, report)
     elif lang == "node" and _npm_dependencies(workspace) and not (workspace / "node_modules").is_dir():
+        (Path.home() / ".npm").mkdir(exist_ok=True)  # npm's cache: writable for the install step only
         _install(workspace, policy, timeout, offline, report, "node_modules (npm install)",
                  local="npm install --offline --ignore-scripts --no-audit --no-fund",
                  remote="npm install --ignore-scripts --no-audit --no-fund",
@@ -209,6 +210,10 @@ def _python_env(workspace: Path, policy: SandboxPolicy, timeout: float, offline:
     if env and any(env.glob("lib/python3*/site-packages/pytest")):
         return
     uv = shutil.which("uv")
+    if uv:  # uv keeps its own cache (what it installs offline from): writable for the set-up steps
+        cache = Path(os.environ.get("UV_CACHE_DIR") or Path.home() / ".cache" / "uv")
+        cache.mkdir(parents=True, exist_ok=True)
+        policy = policy.model_copy(update={"extra_writable": [*policy.extra_writable, str(cache)]})
     if env is None:
         python3 = shutil.which("python3")
         if not uv and not python3:
@@ -216,7 +221,8 @@ def _python_env(workspace: Path, policy: SandboxPolicy, timeout: float, offline:
             return
         create = "uv venv -q .venv" if uv else "python3 -m venv .venv"
         if not _step(workspace, create, policy, timeout, report):
-            report.problem = f"`{create}` failed (on Debian: `apt-get install python3-venv`)"
+            hint = "" if uv else " (on Debian: `apt-get install python3-venv`)"
+            report.problem = f"`{create}` failed{hint}: {(report.steps[-1].output_tail.splitlines() or ['no output'])[-1]}"
             return
         report.installed.append(f".venv ({create})")
         env = workspace / ".venv"
@@ -243,7 +249,7 @@ def _install(workspace: Path, policy: SandboxPolicy, timeout: float, offline: bo
     if _step(workspace, remote, installer.model_copy(update={"network": True}), timeout, report):
         report.installed.append(f"{what}, from the network")
     else:
-        report.problem = f"`{remote}` failed: {report.steps[-1].output_tail.splitlines()[-1:] or ['no output']}"
+        report.problem = f"`{remote}` failed: {(report.steps[-1].output_tail.splitlines() or ['no output'])[-1]}"
 
 
 def _step(workspace: Path, command: str, policy: SandboxPolicy, timeout: float, report: SetupReport) -> bool:

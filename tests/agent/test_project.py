@@ -5,6 +5,7 @@ project's own .venv) run under the sandbox the way the finish gate and `run` run
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,29 @@ def test_offline_without_a_local_copy_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr("agent.project.WHEELHOUSE", tmp_path / "no-wheels")
     report = setup_environment(tmp_path, "python", SandboxPolicy(), offline=True)
     assert report.problem and "offline" in report.problem and not any(s.network for s in report.steps)
+
+
+@needs_bwrap
+def test_node_dependencies_are_installed_then_served_from_the_cache_offline(tmp_path):
+    """`npm install` (scripts off) with the network for that step only; the next project gets the same package
+    from npm's cache with no network at all."""
+    manifest = json.dumps({"name": "x", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}})
+    first, second = write(tmp_path / "a", {"package.json": manifest}), write(tmp_path / "b", {"package.json": manifest})
+    report = setup_environment(first, "node", SandboxPolicy())
+    assert report.problem is None and (first / "node_modules" / "is-number").is_dir(), report
+    assert [s.command for s in report.steps if s.network] in ([], ["npm install --ignore-scripts --no-audit --no-fund"])
+    offline = setup_environment(second, "node", SandboxPolicy(), offline=True)
+    assert offline.installed == ["node_modules (npm install), from local files"] and not any(s.network for s in offline.steps)
+    assert setup_environment(second, "node", SandboxPolicy()).steps == [], "installed already: nothing to do"
+    assert setup_environment(write(tmp_path / "c", NODE_PROJECT), "node", SandboxPolicy()).steps == [], "no dependencies"
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed here (pip install uv to run this)")
+def test_with_uv_the_venv_is_made_by_uv_and_a_second_project_installs_from_its_cache_offline(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first = setup_environment(tmp_path / "a", "python", SandboxPolicy())
+    assert first.problem is None and first.installed[0] == ".venv (uv venv -q .venv)", first
+    second = setup_environment(tmp_path / "b", "python", SandboxPolicy(), offline=True)
+    assert second.installed == [".venv (uv venv -q .venv)", "pytest into .venv, from local files"], second
+    assert not any(s.network for s in second.steps)
