@@ -51,9 +51,14 @@ def make_repo(path: Path, files: dict[str, str]) -> git.Repo:
 
 
 def rename_replies(files=OLD_FILES) -> list[str]:
-    writes = "".join(f"<write_file>\n<path>{f}</path>\n<content>\n{SHOP[f].replace('calc_total', 'compute_total')}</content>\n</write_file>\n"
-                     for f in files)
-    return ["I will rename calc_total in every file.\n" + writes, "<finish><summary>renamed</summary></finish>"]
+    return rewrite_replies({f: SHOP[f] for f in files}, "calc_total", "compute_total")
+
+
+def rewrite_replies(files: dict[str, str], old: str, new: str) -> list[str]:
+    """The scripted model's replies: rewrite each file that has `old`, with `new` instead, then finish."""
+    writes = "".join(f"<write_file>\n<path>{path}</path>\n<content>\n{text.replace(old, new)}</content>\n</write_file>\n"
+                     for path, text in files.items() if old in text)
+    return [f"I will rename {old} in every file.\n{writes}", "<finish><summary>renamed</summary></finish>"]
 
 
 def run_tests(path: Path) -> subprocess.CompletedProcess:
@@ -210,12 +215,6 @@ RUST_SHOP = {
     "src/lib.rs": ("pub fn calc_total(prices: &[i64]) -> i64 {\n    prices.iter().sum()\n}\n\n#[cfg(test)]\nmod tests {\n"
                    "    use super::*;\n\n    #[test]\n    fn total() {\n        assert_eq!(calc_total(&[1, 2]), 3);\n    }\n}\n"),
 }
-
-
-def rewrite_replies(files: dict[str, str], old: str, new: str) -> list[str]:
-    writes = "".join(f"<write_file>\n<path>{path}</path>\n<content>\n{text.replace(old, new)}</content>\n</write_file>\n"
-                     for path, text in files.items() if old in text)
-    return [f"I will rename {old}.\n{writes}", "<finish><summary>renamed</summary></finish>"]
 
 
 @pytest.mark.parametrize("files, old, new, command", [

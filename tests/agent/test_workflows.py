@@ -68,3 +68,23 @@ def test_run_cli_changes_an_existing_repo_and_prints_json(tmp_path, qwen_path):
     assert module.total([1, 2]) == 3
     assert "prices.py" in report["files"] and "prices.py" in report["diff_stat"]
     assert report["run"]["stats"]["steps"] >= 1 and os.path.exists(report["transcript"])
+
+
+NODE_PROMPT = "A small Node.js module slug.js exporting slugify(text): lowercase, words joined by '-'. Tests with node --test."
+RUST_PROMPT = "A Rust crate with a public function fib(n: u64) -> u64 (fib(0) = 0, fib(1) = 1) and unit tests."
+
+
+@pytest.mark.parametrize("seed", [42, 7])
+@pytest.mark.parametrize("prompt, command, source", [(NODE_PROMPT, "npm test", "slug.js"),
+                                                     (RUST_PROMPT, "cargo test", "src/lib.rs")])
+def test_new_project_in_node_and_rust(tmp_path, qwen_path, prompt, command, source, seed):
+    """The real model builds, tests and commits a Node module and a Rust crate; the tests are run again here
+    with the real toolchain, outside the agent."""
+    target = tmp_path / "proj"
+    result = new_project(target, prompt, CONFIG.model_copy(update={"seed": seed}))
+    assert result.run.status == "finished" and result.tests and result.tests.passed, result.tests
+    tool = ["npm", "test"] if command == "npm test" else ["cargo", "test", "--offline"]
+    again = subprocess.run(tool, cwd=target, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    committed = {item.path for item in git.Repo(target).head.commit.tree.traverse()}
+    assert source in committed and not any(p.startswith(("target/", "node_modules/")) for p in committed)
