@@ -27,7 +27,9 @@ def load_module(path):
     return module
 
 
-def test_new_project_builds_tested_code_and_commits_it(tmp_path, qwen_path):
+def test_new_project_builds_tested_code_and_commits_it(tmp_path, qwen_path, monkeypatch):
+    """On a stock PATH (no `python`, python3 without pytest): the project gets its own .venv with pytest."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
     target = tmp_path / "temps"
     result = new_project(
         target,
@@ -45,6 +47,7 @@ def test_new_project_builds_tested_code_and_commits_it(tmp_path, qwen_path):
     assert {"temperature.py", ".gitignore"} <= committed and any(p.startswith("test_") for p in committed)
     assert not repo.is_dirty(untracked_files=True)
     assert result.run.status == "finished" and result.tests and result.tests.passed
+    assert result.setup and result.setup.installed[0] == ".venv (python3 -m venv .venv)"
     assert result.run.stats.cache_reuse > 0.5, "turns after the first must reuse the KV cache"
 
 
