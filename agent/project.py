@@ -284,13 +284,17 @@ RECIPES: dict[str, Recipe] = {
                      layout="Put tests in files named test_*.py that import the code they test.",
                      no_tests="there are no tests yet; write test_*.py files and run them"),
     "node": Recipe(language="node", test_command="node --test",
-                   layout=("Write a package.json with \"scripts\": {\"test\": \"node --test\"} and no dependencies. "
-                           "Put tests in files named *.test.js that use node:test and node:assert and require "
-                           "the code they test."),
+                   layout=("Write a package.json with \"scripts\": {\"test\": \"node --test\"} and no dependencies.\n"
+                           "End each module with its exports, e.g. `module.exports = { add };` in math.js.\n"
+                           "Put tests in files named <module>.test.js that start like this:\n"
+                           "const test = require(\"node:test\");\nconst assert = require(\"node:assert\");\n"
+                           "const { add } = require(\"./math\");"),
                    no_tests="there are no tests yet; write *.test.js files (node:test) and run them"),
     "rust": Recipe(language="rust", test_command="cargo test",
-                   layout=("Make a Cargo crate: Cargo.toml and src/lib.rs, standard library only (no "
-                           "dependencies). Put unit tests in a #[cfg(test)] mod tests in the same file."),
+                   layout=("Make a library crate: Cargo.toml ([package] with name, version = \"0.1.0\", "
+                           "edition = \"2021\"; no dependencies) and src/lib.rs with `pub fn`s, standard library "
+                           "only.\nPut the unit tests at the bottom of src/lib.rs:\n#[cfg(test)]\nmod tests {\n"
+                           "    use super::*;\n\n    #[test]\n    fn it_works() {\n        assert_eq!(...);\n    }\n}"),
                    no_tests="there are no tests yet; add a Cargo.toml and #[test] functions, then run cargo test"),
 }
 
