@@ -281,7 +281,8 @@ class Recipe(BaseModel):
 
 RECIPES: dict[str, Recipe] = {
     "python": Recipe(language="python", test_command="python -m pytest -q",
-                     layout="Put tests in files named test_*.py that import the code they test.",
+                     layout=("Put tests in files named test_*.py that import the code they test. Work out "
+                             "each expected value by hand before you write it in a test."),
                      no_tests="there are no tests yet; write test_*.py files and run them"),
     "node": Recipe(language="node", test_command="node --test",
                    layout=("Write a package.json with \"scripts\": {\"test\": \"node --test\"} and no dependencies.\n"
