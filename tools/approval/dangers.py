@@ -247,24 +247,28 @@ def _quote(word: str) -> str:
 def _shell(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
     """`bash -c SCRIPT` and `sh <<< SCRIPT` are read as scripts; code whose text is not known here is asked about."""
     args = call.args
+    shell = call.program in SHELLS
     for index, arg in enumerate(args):
         if isinstance(arg, Unknown):
             yield "unchecked", f"`{call.program}` gets an option or script from an expansion (`{arg.text}`) that cannot be checked here"
             return
-        if arg in ("-c", "--command") or (re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg) and call.program not in ("flock",)):
-            script = next((a for a in args[index + 1 :] if not (isinstance(a, str) and a.startswith("-") and call.program in SHELLS)), None)
+        if arg in ("-c", "--command") or (shell and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg)):
+            rest = args[index + 1 :]
+            script = next((a for a in rest if not (shell and isinstance(a, str) and a.startswith("-"))), None)
             if isinstance(script, Unknown):
                 yield "unchecked", f"runs a script built at run time (`{script.text}`), which cannot be checked here"
             elif script is not None:
                 nested(script)
             return
-        if call.program in SHELLS and arg in ("-s",):
+        if not shell:
+            continue  # su USER, flock FILE, script FILE: only -c runs code
+        if arg == "-s" or arg == "-":
             break
-        if not arg.startswith(("-", "+")) or arg == "-" or arg == "--":
-            if call.program in ("su", "runuser", "script", "flock") or arg not in ("-", "--"):
-                return  # a script file (or a user name for su): the sandbox's business, like `python x.py`
+        if arg == "--" or not arg.startswith(("-", "+")):
+            if arg != "--":
+                return  # a script file: the sandbox's business, like `python x.py`
             break
-    if call.program in SHELLS:
+    if shell:
         yield from _stdin_code(call, nested)
 
 

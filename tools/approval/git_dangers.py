@@ -5,6 +5,7 @@ and git configuration that makes git run a program (repository-controlled execut
 from __future__ import annotations
 
 import fnmatch
+import shlex
 from pathlib import Path
 from typing import Callable, Iterable, Literal
 
@@ -186,18 +187,25 @@ def _rebase(options, operands, words, cwd, workspace, nested):
             word.split("=", 1)[1] if word.startswith("--exec=") else None
         if command is not None:
             nested(command)
+    yield from ()  # only scripts to read, no danger of its own
 
 
 def _bisect(options, operands, words, cwd, workspace, nested):
-    if operands[:1] == ["run"] and len(operands) > 1:
-        nested(" ".join(operands[1:]))
+    if words[:1] == ["run"] and len(words) > 1:
+        nested(" ".join(_quote(w) for w in words[1:]))
+    yield from ()  # only scripts to read, no danger of its own
 
 
 def _submodule(options, operands, words, cwd, workspace, nested):
-    if "foreach" in operands:
-        script = operands[operands.index("foreach") + 1 :]
+    if "foreach" in words:
+        script = [w for w in words[words.index("foreach") + 1 :] if w != "--recursive"]
         if script:
             nested(" ".join(script))
+    yield from ()  # only scripts to read, no danger of its own
+
+
+def _quote(word: str) -> str:
+    return shlex.quote(word)
 
 
 def _rm(options, operands, words, cwd, workspace, nested):

@@ -84,6 +84,8 @@ def unwrap(words: list[Arg]) -> Unwrapped:
         runner = RUNNERS.get((name, words[1])) if len(words) > 1 and isinstance(words[1], str) else None
         if name not in WRAPPERS and runner is None:
             return Unwrapped(words, wrappers)
+        if name == "flock" and any(w in ("-c", "--command") for w in words):
+            return Unwrapped(words, wrappers)  # `flock FILE -c SCRIPT`: read as a shell's -c
         takes_value, operands = (runner, 0) if runner is not None else WRAPPERS[name]
         wrappers.append(f"{name} run" if runner is not None else name)
         index = 2 if runner is not None else 1
