@@ -352,3 +352,16 @@ def test_ask_mode_in_a_headless_run_refuses_with_advice(scripted, tmp_path):
     assert "no terminal to ask on" in observation and "--approval auto" in observation
     assert not (tmp_path / "made").exists()
     assert json.dumps(observation)
+
+
+def test_terminal_prompt_shows_a_hiding_command_escaped_never_raw():
+    """`echo ok<ESC>[1A<ESC>[2K<CR>` would erase itself on a terminal; bidi overrides and zero-width characters
+    would reorder or hide text. The prompt prints them as visible escapes, and model text is not Rich markup."""
+    command = "echo ok\x1b[1A\x1b[2K\rrm -rf ~ \u202e\u200b [/a-z]+("
+    request = ApprovalRequest(tool="bash", subject=command, reason="reason \x1b[31m", preview=command, unchecked=True)
+    out = io.StringIO()
+    assert TerminalApproval(Console(file=out, width=200), stdin=FakeTerminal("n\n"))(request) is False
+    shown = out.getvalue()
+    assert not any(c in shown for c in "\x1b\r\u202e\u200b")
+    assert "\\x1b[1A\\x1b[2K\\x0drm -rf ~ \\u202e\\u200b [/a-z]+(" in shown and "reason \\x1b[31m" in shown
+    assert "5 hidden character(s) shown escaped" in shown and "cannot be checked" in shown

@@ -7,7 +7,7 @@ heredoc bodies), and the scripts commands run (`bash -c`, `eval`, `find -exec`, 
 unknown for what follows unless `&&` guards it.
 
 Fail closed: a syntax error, a construct not modelled here, a command name or wrapped command from an
-expansion, nesting past MAX_DEPTH, more than MAX_COMMANDS commands, input past MAX_COMMAND_CHARS or analysis
+expansion, nesting past MAX_DEPTH, more than MAX_PARTS statements and words, input past MAX_COMMAND_CHARS or analysis
 past TIME_BUDGET_S all give an "unchecked" danger, which needs a person like a destructive one.
 """
 
@@ -25,10 +25,10 @@ from tools.approval.dangers import DOWNLOADERS, Call, Danger, Kind, assignment_d
 from tools.approval.paths import GLOB, normal, write_target_problem
 from tools.approval.wrappers import ASSIGNMENT, program_name, unwrap
 
-MAX_COMMAND_CHARS = 100_000
+MAX_COMMAND_CHARS = 200_000
 MAX_DEPTH = 40  # nested scripts, substitutions and compound commands
-MAX_COMMANDS = 20_000
-TIME_BUDGET_S = 2.0  # the check runs before the command's own timeout starts: it must end on its own
+MAX_PARTS = 50_000  # statements and words read, nested scripts included
+TIME_BUDGET_S = 5.0  # the check runs before the command's own timeout starts: it must end on its own
 
 SEQUENCES = {"program", "compound_statement", "do_group", "else_clause", "elif_clause"}
 CONDITIONAL = {"if_statement", "while_statement", "until_statement", "for_statement", "c_style_for_statement",
@@ -95,11 +95,12 @@ class _Walker:
     def danger(self, node: Node | str, reason: str, kind: Kind = "destructive") -> None:
         self.out.dangers.append(Danger(command=text(node) if isinstance(node, Node) else node, reason=reason, kind=kind))
 
-    def tick(self) -> None:
-        self.count += 1
-        if self.count > MAX_COMMANDS:
-            raise _Stop(f"has more than {MAX_COMMANDS} parts, too many to check")
-        if self.count % 64 == 0 and time.monotonic() > self.deadline:
+    def tick(self, parts: int = 1) -> None:
+        """Counts what was read (statements, words); stops past MAX_PARTS or the time budget."""
+        self.count += parts
+        if self.count > MAX_PARTS:
+            raise _Stop(f"has more than {MAX_PARTS} parts, too many to check")
+        if time.monotonic() > self.deadline:
             raise _Stop(f"takes longer than {TIME_BUDGET_S:g}s to check")
 
     # ------------------------------------------------------------ scripts and statements
@@ -310,6 +311,7 @@ class _Walker:
         if len(first) != 1 or (isinstance(first[0], str) and GLOB.search(first[0])):
             first = [Unknown(text(name))]
         words += first
+        self.tick(len(arguments))
         for argument in arguments:
             words += word_values(argument)
         self.out.commands.append(prefix + [w if isinstance(w, str) else w.text for w in words])
@@ -346,7 +348,14 @@ def _change_dir(args: list[Arg], state: State) -> State:
     resolved = normal(target, state.cwd)
     if resolved is None:
         return State(None)
-    return State(resolved, certain=resolved.is_dir())
+    return State(resolved, certain=_is_dir(resolved))
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, a loop of links: not a folder a cd gets into
+        return False
 
 
 def _settle(state: State) -> State:

@@ -38,6 +38,8 @@ def text(node: Node) -> str:
 
 def word_values(node: Node) -> list[Arg]:
     """The words bash makes of one word node: brace expansion can make several; [Unknown] when not static."""
+    if node.type == "word" and not PLAIN_NEEDS_WORK.search(raw := text(node)):
+        return [raw]
     pieces = _pieces(node)
     if pieces is None:
         return [Unknown(text(node))]
@@ -90,6 +92,7 @@ def _pieces(node: Node) -> list[tuple[str, bool]] | None:
     return None
 
 
+PLAIN_NEEDS_WORK = re.compile(r"[\\{]")
 DQ_ESCAPE = re.compile(r"\\([$`\"\\])")
 
 

@@ -24,9 +24,24 @@ def normal(raw: str, cwd: Path | None) -> Path | None:
             return Path(os.path.realpath(expanded))
         if cwd is None or len(str(cwd)) + len(expanded) > MAX_PATH_CHARS:
             return None
-        return Path(os.path.realpath(os.path.join(cwd, expanded)))
+        return _below(str(cwd), expanded)
     except (UnicodeError, ValueError, OSError):  # lone surrogates and the like: not a path the OS could use
         return None
+
+
+def _below(resolved: str, relative: str) -> Path:
+    """realpath(resolved/relative) for an already resolved folder: only the new parts are looked at, so a
+    chain of `cd`s costs linear time, not the square of its length."""
+    current = resolved
+    for part in relative.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current) or "/"
+            continue
+        candidate = os.path.join(current, part)
+        current = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+    return Path(current)
 
 
 def delete_target_problem(raw: str, cwd: Path | None, workspace: Path, *, allow_root: bool = False,
