@@ -19,7 +19,13 @@ from agent.config import Config, ConfigError, load_config
 from agent.loop import Agent
 from agent.runtime import approver as approver_from_config
 from agent.runtime import build_agent
-from tools.approval import ApprovalPolicy, ApprovalRequest, Approver, analyse_command, preview
+from tools.approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approver,
+    analyse_command,
+    preview,
+)
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.files import file_tools
 from tools.shell import BashParams, BashTool

@@ -20,8 +20,22 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from tools.approval.bash_syntax import Arg, Unknown, parse, static_value, text, word_values
-from tools.approval.dangers import DOWNLOADERS, Call, Danger, Kind, assignment_dangers, command_dangers
+from tools.approval.bash_syntax import (
+    Arg,
+    Unknown,
+    parse,
+    static_value,
+    text,
+    word_values,
+)
+from tools.approval.dangers import (
+    DOWNLOADERS,
+    Call,
+    Danger,
+    Kind,
+    assignment_dangers,
+    command_dangers,
+)
 from tools.approval.paths import GLOB, normal, write_target_problem
 from tools.approval.wrappers import ASSIGNMENT, program_name, unwrap
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -118,7 +119,7 @@ def _escape(s: str) -> str:
 
 
 def _unescape(s: str) -> str:
-    return re.sub(r"\\(.)", r"\1", s, flags=re.S)
+    return re.sub(r"\\(.)", r"\1", s, flags=re.DOTALL)
 
 
 def expand_braces(pattern: str) -> list[str] | None:
@@ -168,7 +169,7 @@ def _first_brace(word: str) -> tuple[int, int, list[str]] | None:
             if j < len(word):
                 if commas:
                     bounds = [i, *commas, j]
-                    return i, j, [word[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
+                    return i, j, [word[a + 1 : b] for a, b in pairwise(bounds)]
                 sequence = SEQUENCE.fullmatch(word[i + 1 : j])
                 if sequence:
                     items = _sequence(*sequence.groups())
@@ -191,7 +192,7 @@ def _sequence(first: str, last: str, step: str | None) -> list[str] | None:
     return None
 
 
-ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
 SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 

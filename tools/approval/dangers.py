@@ -9,17 +9,29 @@ a program's name, a destructive option or a target is not known here, the answer
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from tools.approval.bash_syntax import Arg, Unknown
 from tools.approval.code_check import inline_code_problem
 from tools.approval.git_dangers import git_dangers
-from tools.approval.options import long_option, option_value, options_and_operands, short_cluster
-from tools.approval.paths import delete_target_problem, git_internal, normal, write_target_problem
+from tools.approval.options import (
+    long_option,
+    option_value,
+    options_and_operands,
+    short_cluster,
+)
+from tools.approval.paths import (
+    delete_target_problem,
+    git_internal,
+    normal,
+    write_target_problem,
+)
+from tools.approval.wrappers import program_name, unwrap
 
 Kind = Literal["destructive", "unchecked"]
 
@@ -227,17 +239,31 @@ def _find(call: Call, args: list[str], nested: Nested) -> Iterable[tuple[Kind, s
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
             end = next((i for i in range(position + 1, len(expression)) if expression[i] in (";", "+")), len(expression))
             executed = expression[position + 1 : end]
-            deletes = deletes or bool(executed)  # whatever it runs gets the found paths: treat them as at risk
             if executed:
+                runs = unwrap(list(executed))
+                program = program_name(runs.words[0]) if runs.words else ""
+                deletes = deletes or bool(runs.problem) or program in DELETERS or program == "git" or is_interpreter(program) \
+                    or program in SOURCE or program in ("eval", "xargs", "dd", "find")
                 nested(" ".join(_quote(w) for w in executed))
-        elif word in ("-fprint", "-fprint0", "-fprintf", "-fls") and position + 1 < len(expression):
-            if problem := write_target_problem(expression[position + 1], call.cwd, call.workspace):
-                yield "destructive", problem
+        elif word in ("-fprint", "-fprint0", "-fprintf", "-fls") and position + 1 < len(expression) and \
+                (problem := write_target_problem(expression[position + 1], call.cwd, call.workspace)):
+            yield "destructive", problem
     if deletes:
+        # the workspace itself may be the start only when a name test picks what goes (`find . -name '*.pyc'
+        # -delete`); `find . -delete` or `-o -delete` takes everything
+        filters = [expression[i + 1] for i, w in enumerate(expression[:-1]) if w in NAME_TESTS]
+        picked = any(not _broad_pattern(f) for f in filters) and not any(w in ("-o", "-or", ",") for w in expression)
         for start in starts or ["."]:
-            problem = delete_target_problem(start, call.cwd, call.workspace, allow_root=True)
+            problem = delete_target_problem(start, call.cwd, call.workspace, allow_root=picked)
             if problem:
                 yield "destructive", f"deletes or runs commands on files found under {problem}"
+
+
+NAME_TESTS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname"}
+
+
+def _broad_pattern(pattern: str) -> bool:
+    return pattern.strip("*?./") == "" or pattern in (".*", "*.*")
 
 
 def _quote(word: str) -> str:

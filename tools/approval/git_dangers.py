@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 from tools.approval.bash_syntax import Arg, Unknown
 from tools.approval.options import long_option, options_and_operands, short_cluster

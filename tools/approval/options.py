@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def options_and_operands(args: list[str], takes_value: Iterable[str] = ()) -> tuple[list[str], list[str]]:

@@ -6,9 +6,10 @@ The modes and rules are described in tools/approval/__init__.py; this module app
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -105,14 +106,14 @@ class Approver:
     policy: ApprovalPolicy
     ask: Ask | None = None
 
-    def review(self, tool: "Tool", arguments: dict[str, Any], workspace: Path) -> Decision:
+    def review(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Decision:
         """Never raises (but lets Ctrl-C at the prompt through): a check that fails refuses."""
         try:
             return self._review(tool, arguments, Path(workspace).resolve())
         except Exception as exc:  # noqa: BLE001 - fail closed, and tell the model why
             return Decision(allowed=False, reason=f"refused by the approval policy: the check failed ({type(exc).__name__}: {exc})")
 
-    def _review(self, tool: "Tool", arguments: dict[str, Any], workspace: Path) -> Decision:
+    def _review(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Decision:
         server = getattr(tool, "server", None)
         verdict = self.policy.evaluate(tool.name, arguments, workspace, server if isinstance(server, str) else None)
         if verdict.action == "allow":

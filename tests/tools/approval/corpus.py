@@ -37,7 +37,8 @@ ADVERSARIAL = [
     "xargs sh -c 'rm -rf ~'", "flock /tmp/l -c 'rm -rf ~'", "time rm -rf ~", "coproc rm -rf ~",
     # find
     "find ~ -delete", "find / -exec rm {} +", "find . -exec sh -c 'rm -rf \"$1\"' _ {} \\;", "find $DIR -delete",
-    "find . -name x -exec $CMD {} \\;",
+    "find . -name x -exec $CMD {} \\;", "find . -delete", "find . -exec rm -rf {} +", "find . -name '*' -delete",
+    "find . -name x -o -delete", "find . -type f -delete",
     # variables, substitutions and unknown folders as targets
     "rm -rf $DIR", "rm -rf \"$(pwd)\"/..", "rm -rf build/$X", "mv $A ~/trash", "chmod -R 777 $DIR", "dd if=x of=$DEV",
     "cd nowhere; rm -rf *", "cd build || true; rm -rf *", "(cd build); rm -rf *", "cd build & rm -rf *",
