@@ -70,9 +70,10 @@ ADVERSARIAL = [
     "mv x .git/hooks/pre-commit", "tee sub/.git/config < x", "ln -s /tmp/x sub/.git/hooks/post-checkout",
     # rsync
     "rsync -a --delete empty/ ./", "rsync -a --del src/ ~",
-    # what cannot be parsed, or is too big to check
-    "rm -rf ~ 'unterminated", "echo $(", "ls )(", "rm -rf ~ <<<",
 ]
+# what cannot be parsed: asked about (wrapped in more text it may become valid, and harmless)
+UNPARSEABLE = ["rm -rf ~ 'unterminated", "echo $(", "ls )(", "rm -rf ~ <<<"]
+ADVERSARIAL += UNPARSEABLE
 
 ORDINARY = [
     "ls", "ls -la", "pwd", "cat README.md", "cat -n src/app.py", "head -50 src/app.py", "tail -n 20 log.txt",

@@ -4,10 +4,13 @@ commands still pass. Commands are only evaluated here, never run."""
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tools.approval import ApprovalPolicy, ApprovalRequest, Approver, analyse_command
 from tools.approval import analysis as analysis_module
@@ -122,3 +125,19 @@ def test_the_check_stops_at_its_time_budget(workspace, monkeypatch):
     monkeypatch.setattr(analysis_module, "TIME_BUDGET_S", 0.0)
     analysis = analyse_command("ls; " * 200, workspace)
     assert [d.reason for d in analysis.dangers] == ["takes longer than 0s to check"]
+
+
+WRAPS = ["env {}", "command {}", "sudo {}", "nohup {}", "timeout 5 {}", "nice -n 5 {}", "true && {}", "false || {}",
+         "({})", "{{ {}; }}", "if true; then {}; fi", "for i in 1; do {}; done", "echo x | {}", "{} 2>&1 | tail -5",
+         "bash -c {quoted}", "sh -c {quoted}", "eval {quoted}", "f() {{ {}; }}; f", "x=$({})", "echo \"$({})\""]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=st.sampled_from([c for c in ADVERSARIAL if "\n" not in c and c not in corpus.UNPARSEABLE]),
+       wraps=st.lists(st.sampled_from(WRAPS), min_size=1, max_size=3))
+def test_wrapping_an_adversarial_command_never_hides_it(command, wraps, workspace):
+    """Wrappers, lists, subshells, compound commands, functions, nested shells and substitutions around a
+    command the analysis refuses never make it pass."""
+    for wrap in wraps:
+        command = wrap.replace("{quoted}", shlex.quote(command)) if "{quoted}" in wrap else wrap.format(command)
+    assert analyse_command(command, workspace).dangers, command
