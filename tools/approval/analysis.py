@@ -52,7 +52,9 @@ STATEMENTS = SEQUENCES | CONDITIONAL | {
     "variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command", "ERROR",
 }
 EMBEDDED = (STATEMENTS | SEQUENCES) - {"variable_assignment", "variable_assignments", "test_command", "ERROR"}
-DATA = {"variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command",
+ARITHMETIC = {"binary_expression", "unary_expression", "postfix_expression", "parenthesized_expression",
+              "ternary_expression", "number", "variable_name"}  # `(( x = 1 ))`
+DATA = ARITHMETIC | {"variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command",
         "comment"}
 REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 SUBSTITUTIONS = {"command_substitution", "process_substitution"}

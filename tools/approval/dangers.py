@@ -26,6 +26,7 @@ from tools.approval.options import (
     short_cluster,
 )
 from tools.approval.paths import (
+    GLOB,
     delete_target_problem,
     git_internal,
     normal,
@@ -135,6 +136,10 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
         problem = next(filter(None, (git_internal(t, call.cwd, call.workspace) for t in static if not t.startswith("-"))), None)
         if problem:
             yield "destructive", problem
+    if (names := RUNS_PROGRAMS.get(program)) and (option := next((o for o in static if _runs_program(o, *names)), None)):
+        yield "unchecked", f"runs a program given in `{option}`, which cannot be checked here"
+    elif program in AWKS or program == "sed":
+        yield from _script_language(program, static)
     if program in SHELLS or program in SOURCE or program in ("su", "runuser", "script", "flock"):
         yield from _shell(call, nested)
     elif is_interpreter(program):
@@ -158,13 +163,51 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
             nested(attached[2:])
 
 
+# options that make an ordinary tool run a program: (long option names, short options)
+RUNS_PROGRAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "tar": (("to-command", "checkpoint-action", "use-compress-program", "info-script", "new-volume-script",
+             "rsh-command"), ("-I", "-F")),
+    "rsync": (("rsh", "rsync-path"), ("-e",)),
+    "zip": (("unzip-command",), ("-TT",)),
+    "ssh": (("ProxyCommand", "LocalCommand"), ("-oProxyCommand", "-oLocalCommand")),
+    "scp": (("ProxyCommand",), ("-S", "-oProxyCommand")),
+    "vim": (("cmd",), ("-c", "+")), "vi": (("cmd",), ("-c", "+")), "nvim": (("cmd",), ("-c", "+")),
+    "emacs": (("eval", "execute"), ()),
+}
+AWKS = {"awk", "gawk", "mawk", "nawk", "busybox awk"}
+AWK_RUNS = re.compile(r"\bsystem\b|\|\s*&?\s*getline|\b(print|printf)\b[^;}]*\|")
+SED_RUNS = re.compile(r"(^|[;\n{}0-9/$!,]\s*)e(\s|;|$)|s(.)(?:(?!\3).|\\\3)*\3(?:(?!\3).|\\\3)*\3[gpiImM0-9]*e")
+
+
+def _runs_program(option: str, names: tuple[str, ...], shorts: tuple[str, ...]) -> bool:
+    return long_option(option, names) or option.startswith(shorts) or any(n in option for n in names if n[0].isupper())
+
+
+def _script_language(program: str, args: list[str]) -> Iterable[tuple[Kind, str]]:
+    """awk's `system()` and pipes, sed's `e` command run shell commands; the program text is checked for them."""
+    options, operands = options_and_operands(args, takes_value={"-e", "--expression", "-f", "--file", "-v", "-F"})
+    scripts = option_value(options, "-e", ("expression",))
+    if any(option_value(options, "-f", ("file",))):
+        yield "unchecked", f"runs a {program} script from a file, which cannot be checked here"
+        return
+    if not scripts and operands:
+        scripts = operands[:1]
+    pattern = AWK_RUNS if program in AWKS else SED_RUNS
+    for script in scripts:
+        if match := pattern.search(script):
+            yield "unchecked", f"{program} code that runs commands (`{match.group(0).strip()}`): not checked here"
+            return
+
+
 def _recursive(options: list[str], letters: str) -> bool:
     return any(long_option(o, ("recursive",)) or short_cluster(o, letters) for o in options)
 
 
 def _rm(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
     options, operands = options_and_operands(args)
-    recursive = _recursive(options, "rR")
+    # `rm *` before any `--`: a file named `-rf` makes the glob an option, so read it as recursive
+    dash_glob = "--" not in args and any(GLOB.match(t) for t in operands)
+    recursive = _recursive(options, "rR") or dash_glob
     for target in operands:
         problem = delete_target_problem(target, call.cwd, call.workspace) if recursive else git_internal(target, call.cwd, call.workspace)
         if problem:

@@ -70,6 +70,12 @@ ADVERSARIAL = [
     "mv x .git/hooks/pre-commit", "tee sub/.git/config < x", "ln -s /tmp/x sub/.git/hooks/post-checkout",
     # rsync
     "rsync -a --delete empty/ ./", "rsync -a --del src/ ~",
+    # ordinary tools told to run a program, and awk/sed code that runs commands
+    "awk 'BEGIN{system(\"rm -rf ~\")}'", "awk '{print $1 | \"sh\"}' f", "sed -n 'e rm -rf ~' x", "sed 's/a/b/e' x",
+    "tar -I 'rm -rf ~' -xf a.tar", "tar --to-command='rm -rf ~' -xf a.tar", "rsync -e 'rm -rf ~' a b:",
+    "ssh -o ProxyCommand='rm -rf ~' host", "awk -f prog.awk x",
+    # a glob that can expand to an option: a file named `-rf` makes `rm *` recursive
+    "touch -- -rf; rm *",
 ]
 # what cannot be parsed: asked about (wrapped in more text it may become valid, and harmless)
 UNPARSEABLE = ["rm -rf ~ 'unterminated", "echo $(", "ls )(", "rm -rf ~ <<<"]
@@ -111,7 +117,8 @@ ORDINARY = [
     "bash run.sh", "sh -c 'ls && echo ok'", "bash -c 'python -m pytest -q'", "source .venv/bin/activate && python -m pytest -q",
     "echo $(ls)", "x=$(git rev-parse HEAD); echo $x", "cat .git/config", "cp .git/config config.bak",
     "git log --oneline > log.txt", 'echo "a: $A b: ${B:-none}"', "(cd src && python -m pytest -q)",
-    "{ echo a; echo b; } > out.txt", "tail -f log.txt & sleep 1; kill $!", "mkdir -p build && cd build && rm -rf *",
+    "{ echo a; echo b; } > out.txt", "(( x = 1 ))", "awk '$3 > 100 {print $1}' data.txt", "awk -F: '{print $1}' f",
+    "sed -e 's/x/y/' -e '/^$/d' f", "tar xzf a.tgz -C build", "rsync -av src/ build/", "rm -f *.o", "rm -- *.log", "tail -f log.txt & sleep 1; kill $!", "mkdir -p build && cd build && rm -rf *",
 ]
 
 

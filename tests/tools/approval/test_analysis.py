@@ -106,7 +106,7 @@ def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
 
 @pytest.mark.parametrize("command", [
     "$(" * 3_000 + "ls" + ")" * 3_000,
-    "(" * 5_000 + "ls" + ")" * 5_000,
+    "( " * 5_000 + "ls" + " )" * 5_000,
     "bash -c " + "'bash -c \"" * 50 + "ls" + "\"'" * 50,
     "eval " * 2_000 + "ls",
     "a; " * 60_000,
