@@ -26,8 +26,7 @@ def inline_code_problem(program: str, code: str) -> str | None:
     if len(code) > MAX_CODE_CHARS:
         return f"runs {len(code)} characters of inline {program} code, too long to check here"
     if re.fullmatch(r"python(\d+(\.\d+)?)?|pypy3?", program):
-        found = _python_problem(code)
-        return f"runs inline Python code that uses `{found}`, which can run commands or change files: not checked here" if found else None
+        return _python_problem(code)
     match = OTHER_CODE.search(code)
     if match:
         return f"runs inline {program} code that uses `{match.group(0)}`, which can run commands or change files: not checked here"
@@ -38,7 +37,7 @@ def _python_problem(code: str) -> str | None:
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "code that does not parse"
+        return "runs inline Python code that does not parse here, so it cannot be checked"
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -52,5 +51,5 @@ def _python_problem(code: str) -> str | None:
             continue
         for name in names:
             if name.split(".")[0] in PYTHON_MODULES or name in PYTHON_NAMES or name.startswith("_"):
-                return name
+                return f"runs inline Python code that uses `{name}`, which can run commands or change files: not checked here"
     return None

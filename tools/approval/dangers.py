@@ -343,8 +343,6 @@ def _shell(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
 
 def _interpreter(call: Call) -> Iterable[tuple[Kind, str]]:
     """Python, Perl, Ruby, Node...: inline code (`-c`, `-e`) and code on stdin are checked, script files are not."""
-    python = bool(PYTHONS.fullmatch(call.program))
-    code_flags = ("-c",) if python else ("-e", "-E", "-r", "--eval", "-p", "--print")
     args = call.args
     index = 0
     while index < len(args):
@@ -352,21 +350,51 @@ def _interpreter(call: Call) -> Iterable[tuple[Kind, str]]:
         if isinstance(arg, Unknown):
             yield "unchecked", f"`{call.program}` gets an option, script or code from an expansion (`{arg.text}`) that cannot be checked here"
             return
-        flag = next((f for f in code_flags if arg == f or (arg.startswith(f) and len(arg) > len(f) and python)
-                     or (not python and re.fullmatch(r"-[a-zA-Z]*" + f[1:], arg) and len(f) == 2)), None)
-        if flag is not None:
-            code = arg[len(flag):] if python and arg != flag else (args[index + 1] if index + 1 < len(args) else "")
+        if arg == "-" or arg == "--":
+            break
+        if not arg.startswith("-"):
+            return  # a script file: the sandbox's business
+        found = _code_option(call.program, arg)
+        if found == "module":
+            return
+        if found is not None:
+            code = found if found else (args[index + 1] if index + 1 < len(args) else "")
             if isinstance(code, Unknown):
                 yield "unchecked", f"runs code built at run time (`{code.text}`), which cannot be checked here"
             elif problem := inline_code_problem(call.program, code):
                 yield "unchecked", problem
             return
-        if python and arg in ("-m",) or not arg.startswith("-"):
-            return  # a module or a script file
-        if arg == "-":
-            break
-        index += 2 if python and arg in ("-W", "-X", "--check-hash-based-pycs") else 1
+        index += 2 if _takes_value(call.program, arg) else 1
     yield from _stdin_code(call, None)
+
+
+PYTHON_VALUED = "cmWX"  # python's short options that take a value (attached or next)
+CODE_OPTIONS = {"-e", "-E", "-r", "--eval", "-p", "--print"}
+
+
+def _code_option(program: str, arg: str) -> str | None:
+    """For one option of an interpreter: the inline code it carries ("" when the code is the next word),
+    "module" for `python -m`, or None when it carries no code."""
+    if PYTHONS.fullmatch(program):
+        if arg.startswith("--"):
+            return None
+        for position, letter in enumerate(arg[1:], 2):  # a cluster such as `-Ic CODE` or `-Wignore`
+            if letter in PYTHON_VALUED:
+                if letter == "c":
+                    return arg[position:]
+                return "module" if letter == "m" else None
+        return None
+    if arg in CODE_OPTIONS or (re.fullmatch(r"-[a-zA-Z0-9]*[eEr]", arg) and not arg.startswith("--")):
+        return ""  # `perl -ne CODE`, `node -e CODE`, `php -r CODE`
+    return None
+
+
+def _takes_value(program: str, arg: str) -> bool:
+    if PYTHONS.fullmatch(program):
+        letters = arg[1:] if not arg.startswith("--") else ""
+        valued = next((i for i, letter in enumerate(letters) if letter in PYTHON_VALUED), None)
+        return (valued is not None and valued == len(letters) - 1) or arg == "--check-hash-based-pycs"
+    return arg in ("-I", "-M", "-r", "-C", "--require", "-x")
 
 
 def _stdin_code(call: Call, nested: Nested | None) -> Iterable[tuple[Kind, str]]:

@@ -26,6 +26,7 @@ ADVERSARIAL = [
     "python - <<'EOF'\nimport os\nos.system('rm -rf ~')\nEOF", "echo 'import os' | python3", 'python3 -c "$CODE"',
     "python3 <<< 'import subprocess'", "perl -e 'system(\"rm -rf ~\")'", "node -e \"require('child_process').execSync('rm -rf ~')\"",
     "ruby -e '`rm -rf ~`'", "python $(echo x.py)", "python -c 'exec(input())'",
+    "python3 -Ic \"import os; os.system('rm -rf ~')\"", "python -W ignore -c 'import subprocess'", "perl -lne 'system(\"x\")' f",
     # GNU long-option abbreviations and option tricks
     "rm --recu -f ~", "rm --r ~", "rm -r --f ~", "rm {-rf,~}", "rm -rf {*,.x}", "rm -rf {.,x}", "rm -rf {..,x}",
     "chmod --rec 777 ~", "rm -rf ~/", "rm -Rf ..",
@@ -118,7 +119,8 @@ ORDINARY = [
     "echo $(ls)", "x=$(git rev-parse HEAD); echo $x", "cat .git/config", "cp .git/config config.bak",
     "git log --oneline > log.txt", 'echo "a: $A b: ${B:-none}"', "(cd src && python -m pytest -q)",
     "{ echo a; echo b; } > out.txt", "(( x = 1 ))", "awk '$3 > 100 {print $1}' data.txt", "awk -F: '{print $1}' f",
-    "sed -e 's/x/y/' -e '/^$/d' f", "tar xzf a.tgz -C build", "rsync -av src/ build/", "rm -f *.o", "rm -- *.log", "tail -f log.txt & sleep 1; kill $!", "mkdir -p build && cd build && rm -rf *",
+    "sed -e 's/x/y/' -e '/^$/d' f", "tar xzf a.tgz -C build", "rsync -av src/ build/", "rm -f *.o", "rm -- *.log",
+    "perl -ne 'print if /x/' f", "node -e 'console.log(1)'", "python -u script.py", "python -X dev -m pytest -q", "tail -f log.txt & sleep 1; kill $!", "mkdir -p build && cd build && rm -rf *",
 ]
 
 
