@@ -293,7 +293,11 @@ class _Walker:
             current = stack.pop()
             if current.type in SUBSTITUTIONS:
                 self.tick()
-                self.sequence(current, state, depth + 1)
+                if current.children and current.children[0].type == ">(":  # `>(sh)` reads what is written to it
+                    for child in current.named_children:
+                        self.statement(child, state, depth + 1, "pipe")
+                else:
+                    self.sequence(current, state, depth + 1)
                 continue
             if current.type in EMBEDDED and current is not node:  # `env (rm -rf ~)`: not bash, but parsed
                 self.danger(current, "has a command where bash expects a word, which this check does not model", "unchecked")

@@ -77,7 +77,7 @@ COMMAND_VARIABLES = {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR"
                      "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "BROWSER", "PROMPT_COMMAND"}
 HARMLESS_COMMANDS = {"", "cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX"}
 # variables that make programs load code or configuration from elsewhere
-CODE_VARIABLES = re.compile(r"LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|IFS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|"
+CODE_VARIABLES = re.compile(r"PATH|LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|IFS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|"
                             r"PERL5OPT|RUBYOPT|NODE_OPTIONS|GIT_DIR|GIT_WORK_TREE|GIT_CEILING_DIRECTORIES")
 
 
@@ -144,6 +144,8 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
         yield from _shell(call, nested)
     elif is_interpreter(program):
         yield from _interpreter(call)
+    elif program == "hash" and any(a.startswith("-") and "p" in a for a in static) or program == "enable":
+        yield "unchecked", f"`{program}` changes which program a command name runs"
     elif program == "eval":
         nested(" ".join(static))
     elif program == "trap" and len(args) >= 2 and static[:1] and not static[0].startswith("-"):

@@ -66,6 +66,9 @@ ADVERSARIAL = [
     "PAGER='rm -rf ~' git log", "GIT_PAGER=\"$X\" git log", "env GIT_SSH_COMMAND='rm -rf ~' git fetch",
     "LD_PRELOAD=./x.so ls", "export BASH_ENV=./x.sh", "GIT_CONFIG_PARAMETERS=\"'core.pager=x'\" git log",
     "EDITOR='rm -rf ~' git commit", "GIT_DIR=../other/.git git status",
+    # a safe-looking name made to run another program; code written into a process substitution
+    "hash -p /bin/rm ls; ls -rf ~", "ln -s /bin/rm ls; PATH=.:$PATH ls -rf ~", "export PATH=.:$PATH", "enable -n cd",
+    "echo 'rm -rf ~' > >(sh)", "echo 'rm -rf ~' | tee >(bash)",
     # writes into .git internals, also in nested repositories
     "cat x > .git/config", "echo x > sub/.git/config", "cp x sub/.git/hooks/post-commit", "cp -t .git/hooks x",
     "mv x .git/hooks/pre-commit", "tee sub/.git/config < x", "ln -s /tmp/x sub/.git/hooks/post-checkout",
