@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tree_sitter import Node
@@ -107,7 +107,6 @@ class _Walker:
     out: Analysis
     deadline: float
     count: int = 0
-    _errors: set[int] = field(default_factory=set)
 
     def danger(self, node: Node | str, reason: str, kind: Kind = "destructive") -> None:
         self.out.dangers.append(Danger(command=text(node) if isinstance(node, Node) else node, reason=reason, kind=kind))
@@ -152,7 +151,7 @@ class _Walker:
         if kind == "command":
             return self.command(node, state, depth, stdin)
         if kind == "list":
-            return self.list(node, state, depth)
+            return self.chain(node, state, depth)
         if kind == "pipeline":
             self.pipeline([c for c in node.children if c.is_named], state, depth, "inherited")
             return state
@@ -190,7 +189,8 @@ class _Walker:
         self.expression(node, state, depth)
         return state
 
-    def list(self, node: Node, state: State, depth: int) -> State:
+    def chain(self, node: Node, state: State, depth: int) -> State:
+        """`a && b || c`: after `&&` the folder a `cd` reached holds; after `||` it may not."""
         items: list[tuple[str, Node]] = []
         while node.type == "list" and len(node.children) == 3:  # `a && b || c` nests to the left: walk it flat
             left, op, right = node.children
@@ -198,11 +198,11 @@ class _Walker:
             node = left
         items.append(("", node))
         items.reverse()
-        current, before, alternative = state, state, False
+        current, alternative = state, False
         for op, item in items:
             if op == "||":
                 alternative = True
-                current = _merge(before, current)
+                current = _merge(state, current)
             current = self.statement(item, current, depth)
         return _merge(state, current) if alternative else current
 
@@ -225,8 +225,7 @@ class _Walker:
                 stdin = self.redirect(child, state, depth, stdin, continuations)
         after = state
         if body is not None:
-            after = self.statement(body, state, depth + 1, stdin) if body.type != "command" else \
-                self.command(body, state, depth + 1, stdin)
+            after = self.statement(body, state, depth + 1, stdin)
         for op, continuation in continuations:
             if continuation.type == "pipeline" and continuation.children and continuation.children[0].type in ("|", "|&"):
                 self.pipeline(continuation.children, after, depth + 1, "pipe")
