@@ -164,6 +164,7 @@ def _stash(options, operands, words, cwd, workspace, nested):
 
 
 def _config(options, operands, words, cwd, workspace, nested):
+    options, operands = options_and_operands(words, takes_value=CONFIG_VALUED)  # `-f FILE KEY VALUE`
     if any(long_option(o, ("edit",)) or short_cluster(o, "e") for o in options) or operands[:1] == ["edit"]:
         yield "unchecked", "opens git configuration in an editor, so any setting could change"
         return
@@ -180,6 +181,9 @@ def _config(options, operands, words, cwd, workspace, nested):
         key = operands[0] if operands else ""
         if exec_key(key):
             yield "destructive", f"sets `{key}`, which makes git run a program"
+
+
+CONFIG_VALUED = {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--file-type"}
 
 
 def _rebase(options, operands, words, cwd, workspace, nested):

@@ -61,7 +61,7 @@ ADVERSARIAL = [
     "git --exec-path=/tmp status", "git fetch --upload-pack='rm -rf ~' origin", "git clone -u 'rm -rf ~' a b",
     "git push --receive-pack='rm -rf ~' .", "git grep -O'rm -rf ~' x", "git rebase -x 'rm -rf ~' HEAD~1",
     "git submodule foreach 'rm -rf ~'", "git bisect run rm -rf ~", "git $SUB --force", "git push $ARGS", "git reset $MODE",
-    "git checkout $X", "git config $KEY x", "git -c $KV status",
+    "git checkout $X", "git config $KEY x", "git -c $KV status", "git config -f .git/config core.pager x",
     # environment variables that run commands or load code
     "PAGER='rm -rf ~' git log", "GIT_PAGER=\"$X\" git log", "env GIT_SSH_COMMAND='rm -rf ~' git fetch",
     "LD_PRELOAD=./x.so ls", "export BASH_ENV=./x.sh", "GIT_CONFIG_PARAMETERS=\"'core.pager=x'\" git log",
