@@ -58,6 +58,7 @@ DATA = ARITHMETIC | {"variable_assignment", "variable_assignments", "declaration
         "comment"}
 REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 SUBSTITUTIONS = {"command_substitution", "process_substitution"}
+JOINED_LINES = re.compile(r"[^\s\\]\\\n[^\s]")
 FORK_BOMB = re.compile(r"(?<![\w:.-])([\w:.-]{1,40})\s*\(\s*\)\s*\{[^}]{0,200}?\1\s*\|\s*\1")
 
 
@@ -125,6 +126,8 @@ class _Walker:
         if depth > MAX_DEPTH:
             self.danger(source[:200], "is nested too deeply to check", "unchecked")
             return
+        if JOINED_LINES.search(source):  # bash joins `r\<newline>m` into `rm`; tree-sitter splits it in two
+            self.danger(source[:200], "joins a word across lines with a backslash, which this check does not model", "unchecked")
         root = parse(source.encode("utf-8", "surrogatepass"))
         if root.has_error:
             bad = _first_error(root)

@@ -14,7 +14,7 @@ from pathlib import Path
 ADVERSARIAL = [
     # the command name from an expansion, a quote trick or a glob
     "$'\\x72m' -rf ~", "$'\\162m' -rf ~", "a=rm; $a -rf ~", "$(echo rm) -rf ~", "`echo rm` -rf ~", '"$CMD" -rf ~',
-    "${RM:-rm} -rf ~", "r\\m -rf ~", "'r'm -rf ~", '"rm" -rf ~', "/bin/r? -rf ~", "/???/rm -rf ~", "{rm,-rf,~}",
+    "${RM:-rm} -rf ~", "r\\m -rf ~", "r\\\nm -rf ~", "bash -c 'r\\\nm -rf ~'", "'r'm -rf ~", '"rm" -rf ~', "/bin/r? -rf ~", "/???/rm -rf ~", "{rm,-rf,~}",
     # shells and eval fed code
     "sh <<< 'rm -rf ~'", "bash <<< \"$X\"", 'bash -c "$(echo rm) -rf ~"', "sh -c 'rm -rf ~'", 'bash -c "$CMD"',
     "echo 'rm -rf ~' | sh", "printf 'rm -rf ~' | bash -s", "bash -s <<< 'rm -rf ~'", "cat x.sh | bash",
@@ -121,7 +121,7 @@ ORDINARY = [
     "bash run.sh", "sh -c 'ls && echo ok'", "bash -c 'python -m pytest -q'", "source .venv/bin/activate && python -m pytest -q",
     "echo $(ls)", "x=$(git rev-parse HEAD); echo $x", "cat .git/config", "cp .git/config config.bak",
     "git log --oneline > log.txt", 'echo "a: $A b: ${B:-none}"', "(cd src && python -m pytest -q)",
-    "{ echo a; echo b; } > out.txt", "(( x = 1 ))", "awk '$3 > 100 {print $1}' data.txt", "awk -F: '{print $1}' f",
+    "{ echo a; echo b; } > out.txt", "python -m pytest \\\n  -q tests/", "ls \\\n-la", "(( x = 1 ))", "awk '$3 > 100 {print $1}' data.txt", "awk -F: '{print $1}' f",
     "sed -e 's/x/y/' -e '/^$/d' f", "tar xzf a.tgz -C build", "rsync -av src/ build/", "rm -f *.o", "rm -- *.log",
     "perl -ne 'print if /x/' f", "node -e 'console.log(1)'", "python -u script.py", "python -X dev -m pytest -q", "tail -f log.txt & sleep 1; kill $!", "mkdir -p build && cd build && rm -rf *",
 ]
