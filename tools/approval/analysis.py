@@ -57,6 +57,7 @@ ARITHMETIC = {"binary_expression", "unary_expression", "postfix_expression", "pa
 DATA = ARITHMETIC | {"variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command",
         "comment"}
 REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
+DECLARATIONS = {"export", "declare", "typeset", "readonly", "local"}  # reached as commands: `command export X=1`
 SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 JOINED_LINES = re.compile(r"[^\s\\]\\\n[^\s]")
 FORK_BOMB = re.compile(r"(?<![\w:.-])([\w:.-]{1,40})\s*\(\s*\)\s*\{[^}]{0,200}?\1\s*\|\s*\1")
@@ -309,6 +310,16 @@ class _Walker:
                 self.assignment(current, state, depth)
             stack.extend(current.children)
 
+    def assignments(self, words: list[Arg], node: Node, state: State, depth: int) -> None:
+        """`env PAGER=... git log`, `command export PATH=...`: assignments written as words."""
+        for word in words:
+            written = word if isinstance(word, str) else word.text
+            if ASSIGNMENT.match(written):
+                name, value = written.split("=", 1)
+                for kind, reason in assignment_dangers(name, value if isinstance(word, str) else word,
+                                                       lambda script: self.script(script, state, depth + 1)):
+                    self.danger(node, reason, kind)
+
     def assignment(self, node: Node, state: State, depth: int) -> None:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
@@ -342,11 +353,6 @@ class _Walker:
         for argument in arguments:
             words += word_values(argument)
         self.out.commands.append(prefix + [w if isinstance(w, str) else w.text for w in words])
-        for word in words[1:]:  # `env PAGER=... git log`
-            if isinstance(word, str) and ASSIGNMENT.match(word):
-                name, value = word.split("=", 1)
-                for kind, reason in assignment_dangers(name, value, lambda script: self.script(script, state, depth + 1)):
-                    self.danger(node, reason, kind)
         unwrapped = unwrap(words)
         if unwrapped.problem:
             self.danger(node, unwrapped.problem, "unchecked")
@@ -354,6 +360,8 @@ class _Walker:
         if not unwrapped.words:
             return state
         program = program_name(unwrapped.words[0])
+        if "env" in unwrapped.wrappers or program in DECLARATIONS:
+            self.assignments(words[1:], node, state, depth)
         call = Call(program=program, args=unwrapped.words[1:], wrappers=unwrapped.wrappers, cwd=state.cwd,
                     workspace=self.workspace, stdin=stdin)
         for kind, reason in command_dangers(call, lambda script: self.script(script, state, depth + 1)):

@@ -76,8 +76,11 @@ def unwrap(words: list[Arg]) -> Unwrapped:
     """The command that actually runs, without `VAR=value`, `sudo`, `env`, `nice`, `timeout`, `xargs`, `uv run`..."""
     wrappers: list[str] = []
     for _ in range(64):
-        while words and isinstance(words[0], str) and ASSIGNMENT.match(words[0]):
-            words = words[1:]
+        if not wrappers or wrappers[-1] == "env":  # `VAR=value cmd`, `env VAR=value cmd`
+            while words and isinstance(words[0], str) and ASSIGNMENT.match(words[0]):
+                words = words[1:]
+        elif words and isinstance(words[0], str) and ASSIGNMENT.match(words[0]):
+            return Unwrapped(words, wrappers, f"`{wrappers[-1]}` runs a program named like an assignment (`{words[0]}`)")
         if not words:
             return Unwrapped(words, wrappers)
         if isinstance(words[0], Unknown):
