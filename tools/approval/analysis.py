@@ -57,6 +57,9 @@ ARITHMETIC = {"binary_expression", "unary_expression", "postfix_expression", "pa
 DATA = ARITHMETIC | {"variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command",
         "comment"}
 REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
+WORDS = {"word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion",
+         "expansion", "command_substitution", "process_substitution", "arithmetic_expansion", "brace_expression",
+         "extglob_pattern", "regex", "comment", "array"}
 DECLARATIONS = {"export", "declare", "typeset", "readonly", "local"}  # reached as commands: `command export X=1`
 SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 JOINED_LINES = re.compile(r"[^\s\\]\\\n[^\s]")
@@ -137,9 +140,13 @@ class _Walker:
         self.sequence(root, state, depth)
 
     def sequence(self, node: Node, state: State, depth: int) -> State:
+        """Statements one after another; one sent to the background (`&`) changes no folder for the next."""
         children = node.children
         for index, child in enumerate(children):
             if not child.is_named:
+                continue
+            if child.type in WORDS or child.type in ARITHMETIC:
+                self.expression(child, state, depth)  # `for x in WORDS`, `case WORD in`, patterns, `(( ))`
                 continue
             background = index + 1 < len(children) and children[index + 1].type == "&"
             after = self.statement(child, state, depth)
@@ -171,13 +178,7 @@ class _Walker:
         if kind in SEQUENCES:
             return self.sequence(node, state, depth + 1)
         if kind in CONDITIONAL:
-            after = state
-            for child in node.named_children:
-                if child.type in STATEMENTS or child.type in SEQUENCES:
-                    after = _settle(self.statement(child, after, depth + 1))
-                else:
-                    self.expression(child, after, depth)
-            return _merge(state, after)
+            return _merge(state, self.sequence(node, state, depth + 1))
         if kind == "function_definition":
             for child in node.named_children:
                 if child.type not in ("word",):
