@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 
 from tools.approval.bash_syntax import Arg, Unknown
-from tools.approval.paths import GLOB
 
 # name -> (options that take a value, operands before the command)
 WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
@@ -56,6 +55,7 @@ RUNNERS: dict[tuple[str, str], frozenset[str]] = {
     ("hatch", "run"): frozenset(),
     ("conda", "run"): frozenset({"-n", "--name", "-p", "--prefix"}),
 }
+NAME_GLOB = re.compile(r"[*?]|\[.*\]")  # `/bin/r?`, `/???/rm`, `r[m]`: expanded by bash (a lone `[` is the test command)
 RESERVED = {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done", "in",
             "function", "{", "}", "!", "[[", "]]", "(", ")", "((", "))"}
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -88,7 +88,7 @@ def unwrap(words: list[Arg]) -> Unwrapped:
             return Unwrapped(words, wrappers, f"{what} comes from an expansion (`{words[0].text}`) that cannot be checked here")
         if words[0] in RESERVED:  # bash reads these as syntax here; a parse that made them a command is wrong
             return Unwrapped(words, wrappers, f"has the reserved word `{words[0]}` where a command should be, which this check does not model")
-        if GLOB.search(words[0]):
+        if NAME_GLOB.search(words[0]):
             return Unwrapped(words, wrappers, f"the command name is a pattern (`{words[0]}`) that bash expands at run time")
         name = program_name(words[0])
         runner = RUNNERS.get((name, words[1])) if len(words) > 1 and isinstance(words[1], str) else None
