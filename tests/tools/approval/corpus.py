@@ -14,7 +14,7 @@ from pathlib import Path
 ADVERSARIAL = [
     # the command name from an expansion, a quote trick or a glob
     "$'\\x72m' -rf ~", "$'\\162m' -rf ~", "a=rm; $a -rf ~", "$(echo rm) -rf ~", "`echo rm` -rf ~", '"$CMD" -rf ~',
-    "${RM:-rm} -rf ~", "r\\m -rf ~", "r\\\nm -rf ~", "bash -c 'r\\\nm -rf ~'", "'r'm -rf ~", '"rm" -rf ~', "/bin/r? -rf ~", "/???/rm -rf ~", "{rm,-rf,~}",
+    "${RM:-rm} -rf ~", "r\\m -rf ~", "r\\\nm -rf ~", "bash -c 'r\\\nm -rf ~'", "'r'm -rf ~", '"rm" -rf ~', "/bin/r? -rf ~", "/???/rm -rf ~", "/bin/r[m] -rf ~", "{rm,-rf,~}",
     # shells and eval fed code
     "sh <<< 'rm -rf ~'", "bash <<< \"$X\"", 'bash -c "$(echo rm) -rf ~"', "sh -c 'rm -rf ~'", 'bash -c "$CMD"',
     "echo 'rm -rf ~' | sh", "printf 'rm -rf ~' | bash -s", "bash -s <<< 'rm -rf ~'", "cat x.sh | bash",
