@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from tools.approval.bash_syntax import Arg, Unknown
 from tools.approval.code_check import inline_code_problem
-from tools.approval.git_dangers import git_dangers
+from tools.approval.git_dangers import HARMLESS_COMMANDS, git_dangers
 from tools.approval.options import (
     long_option,
     option_value,
@@ -75,7 +75,6 @@ Nested = Callable[[str], None]  # analyse a script that this command runs (bash 
 COMMAND_VARIABLES = {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
                      "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
                      "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "BROWSER", "PROMPT_COMMAND"}
-HARMLESS_COMMANDS = {"", "cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX"}
 # variables that make programs load code or configuration from elsewhere
 CODE_VARIABLES = re.compile(r"PATH|LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|IFS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|"
                             r"PERL5OPT|RUBYOPT|NODE_OPTIONS|GIT_DIR|GIT_WORK_TREE|GIT_CEILING_DIRECTORIES")

@@ -28,6 +28,9 @@ EXEC_KEYS = (
     "sendemail.*", "ssh.variant", "receive.procreceiverefs", "safe.directory", "init.templatedir",
     "feature.*", "extensions.*", "gc.*", "maintenance.*", "trace2.*",
 )
+# programs a pager or editor setting may name without running anything that matters (`PAGER=cat`)
+HARMLESS_COMMANDS = {"", "cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX"}
+PAGER_KEYS = ("core.pager", "pager.*", "core.editor", "sequence.editor")
 # subcommands whose arguments may come from expansions: none of their options runs a program or loses work
 ARGS_MAY_VARY = {"add", "commit", "status", "log", "show", "diff", "blame", "rev-parse", "ls-files", "describe",
                  "shortlog", "cat-file", "init", "version", "rev-list", "merge-base", "ls-tree"}
@@ -40,6 +43,14 @@ def exec_key(key: str) -> bool:
     name = rest.rpartition(".")[2]
     normalised = f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}" if rest else key.lower()
     return any(fnmatch.fnmatchcase(normalised, pattern) or fnmatch.fnmatchcase(key.lower(), pattern) for pattern in EXEC_KEYS)
+
+
+def _runs_program(key: str, value: str | None) -> bool:
+    """Whether setting `key` to `value` makes git run a program (a pager set to `cat` does not)."""
+    if not exec_key(key):
+        return False
+    harmless = value is not None and value.strip() in HARMLESS_COMMANDS
+    return not (harmless and any(fnmatch.fnmatchcase(key.lower(), pattern) for pattern in PAGER_KEYS))
 
 
 def git_dangers(args: list[Arg], cwd: Path | None, workspace: Path,
@@ -57,7 +68,8 @@ def git_dangers(args: list[Arg], cwd: Path | None, workspace: Path,
             yield "unchecked", f"git gets `{arg}` from an expansion (`{value.text}`) that cannot be checked here"
             return
         setting = value if arg in ("-c", "--config-env") else arg.split("=", 1)[1] if arg.startswith("--config-env=") else None
-        if setting is not None and exec_key(setting.split("=", 1)[0]):
+        key, _, setting_value = (setting or "").partition("=")  # --config-env=KEY=ENVVAR: the value is not known
+        if setting is not None and (_runs_program(key, setting_value) if arg == "-c" else exec_key(key)):
             yield "destructive", f"sets `{setting.split('=', 1)[0]}`, which makes git run a program (`{arg} {setting}`)"
             return
         if arg.startswith("--exec-path="):
@@ -179,7 +191,7 @@ def _config(options, operands, words, cwd, workspace, nested):
         return
     if len(operands) >= 2 or any(long_option(o, ("add", "replace-all")) for o in options):
         key = operands[0] if operands else ""
-        if exec_key(key):
+        if _runs_program(key, operands[1] if len(operands) > 1 else None):
             yield "destructive", f"sets `{key}`, which makes git run a program"
 
 
