@@ -53,20 +53,22 @@ class GitRun:
     def __init__(self, path: Path, task: str, config: Config):
         self.repo = gitrepo.open_repo(path)
         if not self.repo.head.is_valid():
-            raise ValueError(f"{path} has no commits yet; commit something first (or use `agent new-project`)")
+            raise gitrepo.RepoError(f"{path} has no commits yet; commit something first (or use `agent new-project`)")
+        gitrepo.check_ready(self.repo)
         self.task, self.config, self.run_id = task, config, secrets.token_hex(3)
         self.start_commit = self.repo.head.commit.hexsha
         self.start_branch = None if self.repo.head.is_detached else self.repo.active_branch.name
         self.checkpoints: list[Checkpoint] = []
         self.last_step, self.squashed = 0, False
         self.notes: list[str] = []
+        self.nested: set[str] = set()  # nested repositories already reported
         self.stash: str | None = None
         if config.current_branch and self.start_branch is None:
-            raise ValueError("HEAD is detached: there is no current branch to work on; check out a branch first")
+            raise gitrepo.RepoError("HEAD is detached: there is no current branch to work on; check out a branch first")
         self.branch = self.start_branch if config.current_branch else branch_name(config.branch, task, self.run_id)
         dirty = gitrepo.dirty_paths(self.repo)
         if dirty and config.dirty == "refuse":
-            raise ValueError(f"{path} has uncommitted changes ({', '.join(dirty[:5])}{' ...' if len(dirty) > 5 else ''}); "
+            raise gitrepo.RepoError(f"{path} has uncommitted changes ({', '.join(dirty[:5])}{' ...' if len(dirty) > 5 else ''}); "
                              "commit or stash them, or set dirty = \"stash\"")
         if dirty:
             self.stash = gitrepo.stash_paths(self.repo, dirty, f"dflash-agent: your work before run {self.run_id}")
@@ -83,6 +85,7 @@ class GitRun:
         """Commit what this step changed, with a message saying what (calls, files) and why (the model's intent)."""
         self.last_step = max(self.last_step, step)
         paths = gitrepo.dirty_paths(self.repo)
+        self._note_nested()
         if not paths:
             return None
         intent = subject or _intent(completion.text if completion else "") or _calls(results) or "changes"
@@ -129,14 +132,26 @@ class GitRun:
         self._restore_user_work()
         return self._final(report.model_copy(update={"branch": ""}))
 
-    def abandon(self) -> None:
-        """An interrupted run: keep what it did as a checkpoint and give the user back their work."""
+    def abandon(self) -> str | None:
+        """An interrupted or failed run: keep what it did as a checkpoint and give the user back their work.
+        A run that committed nothing leaves no branch behind: the start branch is checked out again and the
+        empty run branch deleted. Returns the branch holding the run's work (None: there is none)."""
         try:
             self.commit_leftovers("changes left when the run was interrupted")
         finally:
-            if self.stash is not None:
+            empty = not self.config.current_branch and self._report().head is None
+            if self.stash is not None or empty:
                 self._go_to_start()
+            if empty and self.branch in self.repo.heads and not self._on_branch():
+                self.repo.git.branch("-D", self.branch)
             self._restore_user_work()
+        return None if empty else self.branch
+
+    def _note_nested(self) -> None:
+        for path in set(gitrepo.nested_repos(self.repo)) - self.nested:
+            self.nested.add(path)
+            self.notes.append(f"{path} is a git repository of its own: not committed (the agent never records or "
+                              "enters nested repositories; commit it there, or add it as a submodule yourself)")
 
     def commit_leftovers(self, subject: str) -> None:
         self.checkpoint(self.last_step, None, [], subject=subject)
@@ -150,7 +165,7 @@ class GitRun:
                    f"Squashed {len(self.checkpoints)} checkpoints:\n{steps}\n\n{TRAILER}: {self.run_id}\nAgent-Step: squash\n")
         self.repo.git.reset("-q", "--soft", self.start_commit)
         self.squashed, self.checkpoints = True, []
-        files = self.repo.git.diff("--cached", "--no-renames", "--name-only").splitlines()
+        files = gitrepo.diff(self.repo, "--cached", "--no-renames", "--name-only").splitlines()
         if files:  # else the steps cancelled out: the branch stays at the start commit
             self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)
             self.checkpoints = [Checkpoint(step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0],
@@ -257,23 +272,24 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
     """Move a branch back over its latest agent checkpoint, restoring the exact contents before it. Refuses when
     that tip is not an agent commit, or the branch is checked out with uncommitted work in the tree."""
     repo = gitrepo.open_repo(path)
+    gitrepo.check_ready(repo)
     current = None if repo.head.is_detached or not repo.head.is_valid() else repo.active_branch.name
     branch = branch or current
     if branch is None or branch not in repo.heads:
-        raise ValueError(f"no branch to undo on{f' ({branch!r} does not exist)' if branch else ' (detached HEAD)'}; "
+        raise gitrepo.RepoError(f"no branch to undo on{f' ({branch!r} does not exist)' if branch else ' (detached HEAD)'}; "
                          f"agent branches: {', '.join(agent_branches(repo)) or 'none'}")
     tip = repo.heads[branch].commit
     if not is_agent_commit(tip):
-        raise ValueError(f"the last commit on {branch} ({tip.hexsha[:10]} {tip.summary!r}) is not an agent checkpoint; "
+        raise gitrepo.RepoError(f"the last commit on {branch} ({tip.hexsha[:10]} {tip.summary!r}) is not an agent checkpoint; "
                          f"nothing to undo there. Agent branches: {', '.join(agent_branches(repo)) or 'none'}")
     if not tip.parents:
-        raise ValueError(f"{tip.hexsha[:10]} has no parent to go back to")
+        raise gitrepo.RepoError(f"{tip.hexsha[:10]} has no parent to go back to")
     parent = tip.parents[0]
     files = gitrepo.changed_since(repo, parent.hexsha, tip.hexsha)
     if branch == current:
         dirty = gitrepo.dirty_paths(repo)
         if dirty:
-            raise ValueError(f"uncommitted changes in {', '.join(dirty[:5])}; commit or stash them first (undo never "
+            raise gitrepo.RepoError(f"uncommitted changes in {', '.join(dirty[:5])}; commit or stash them first (undo never "
                              "overwrites work)")
         repo.git.reset("-q", "--hard", parent.hexsha)
         redo = f"git reset --hard {tip.hexsha[:10]}"

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agent.errors import UserError
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
@@ -31,7 +32,7 @@ SDIST_VERSION = "0.3.36"
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
 
 
-class EngineBuildError(RuntimeError):
+class EngineBuildError(UserError, RuntimeError):
     """The engine could not be built; the message names the cause and the fix (and the log)."""
 
 
