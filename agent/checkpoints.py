@@ -165,7 +165,7 @@ class GitRun:
                    f"Squashed {len(self.checkpoints)} checkpoints:\n{steps}\n\n{TRAILER}: {self.run_id}\nAgent-Step: squash\n")
         self.repo.git.reset("-q", "--soft", self.start_commit)
         self.squashed, self.checkpoints = True, []
-        files = gitrepo.diff(self.repo, "--cached", "--no-renames", "--name-only").splitlines()
+        files = gitrepo.names(gitrepo.diff(self.repo, "--cached", "--no-renames", "--name-only", "-z"))
         if files:  # else the steps cancelled out: the branch stays at the start commit
             self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)
             self.checkpoints = [Checkpoint(step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0],

@@ -213,7 +213,12 @@ def diff(repo: git.Repo, *args: str) -> str:
 
 def changed_since(repo: git.Repo, base: str, tip: str = "HEAD") -> list[str]:
     """Paths that differ between two commits."""
-    return sorted(p for p in diff(repo, "--no-renames", "--name-only", base, tip).splitlines() if p)
+    return names(diff(repo, "--no-renames", "--name-only", "-z", base, tip))
+
+
+def names(listing: str) -> list[str]:
+    """Paths from a `-z` listing: exactly as named, never C-quoted (a name may hold quotes or escapes)."""
+    return sorted(p for p in listing.split("\0") if p)
 
 
 def diff_stat_since(repo: git.Repo, base: str, tip: str = "HEAD") -> str:
@@ -230,7 +235,7 @@ def _stash_untracked(repo: git.Repo, sha: str) -> list[str]:
     """A stash made with untracked files keeps them in a third parent commit."""
     if len(repo.commit(sha).parents) < 3:
         return []
-    return repo.git.ls_tree("-r", "--name-only", f"{sha}^3").splitlines()
+    return names(repo.git.ls_tree("-r", "--name-only", "-z", f"{sha}^3"))
 
 
 def restore_stash(repo: git.Repo, sha: str) -> list[str]:
@@ -238,7 +243,7 @@ def restore_stash(repo: git.Repo, sha: str) -> list[str]:
     Returns the clashing paths (empty when restored); on a clash the stash is kept untouched."""
     root = Path(repo.working_tree_dir or ".")
     busy = set(changed_since(repo, f"{sha}^1", "HEAD")) | set(dirty_paths(repo))
-    tracked = diff(repo, "--no-renames", "--name-only", f"{sha}^1", sha).splitlines()
+    tracked = names(diff(repo, "--no-renames", "--name-only", "-z", f"{sha}^1", sha))
     untracked = _stash_untracked(repo, sha)
     clashes = [p for p in tracked if p in busy] + [p for p in untracked if p in busy or os.path.lexists(root / p)]
     if clashes:
