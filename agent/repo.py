@@ -67,7 +67,7 @@ def init_repo(directory: Path) -> git.Repo:
 def open_repo(directory: Path) -> git.Repo:
     """The repository at exactly `directory`, with every git command it runs locked down (see the module doc)."""
     if not directory.exists():
-        raise RepoError(f"{directory} does not exist; give the path of a git repository (--repo PATH)")
+        raise RepoError(f"{directory} does not exist, so it is not a git repository; check the path")
     try:
         repo = git.Repo(directory, search_parent_directories=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
