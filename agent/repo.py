@@ -89,6 +89,12 @@ UNFINISHED = [
 ]
 
 
+def git_said(exc: git.GitCommandError) -> str:
+    """The first line git wrote to stderr, for an error message."""
+    said = str(exc.stderr or "").strip().removeprefix("stderr:").strip(" '\n").splitlines()
+    return said[0] if said else f"git {exc.command[1] if len(exc.command) > 1 else ''} failed"
+
+
 def check_ready(repo: git.Repo) -> None:
     """Refuse a repository in the middle of a merge, rebase, cherry-pick, revert, am or bisect, or with
     unresolved conflicts: stashing, branching or resetting there would lose that state."""

@@ -7,7 +7,6 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
-import git
 from pydantic import BaseModel
 
 from agent import repo as gitrepo
@@ -85,15 +84,16 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None, *,
-             backend: ChatBackend | None = None, history: list[Message] | None = None) -> WorkflowResult:
+             backend: ChatBackend | None = None, history: list[Message] | None = None,
+             resume: str | None = None) -> WorkflowResult:
     """Run one task headless on an existing git repository, on its own branch with a checkpoint commit per
     step that changed files (see agent/checkpoints.py); uncommitted work found at start is put aside first.
-    `backend`: an open backend to use instead of the one the config names; `history`: a conversation to
-    continue (see `resume_run`)."""
+    `backend`: an open backend to use instead of the one the config names; `history` and `resume`: a
+    conversation to continue and the branch it was committing to (see `resume_run`)."""
     repository = repository.expanduser().resolve()
     if backend is None:
         check_backend(config)
-    git_run = GitRun(repository, task, config)
+    git_run = GitRun(repository, task, config, resume)
     try:
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config, required=False), backend,
@@ -133,17 +133,9 @@ def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None
     while messages and messages[-1].role == "assistant":  # its calls may not have run: ask again
         messages.pop()
     branch = recorded.start.get("branch")
-    repo = gitrepo.open_repo(repository)
-    if isinstance(branch, str) and branch in repo.heads:
-        gitrepo.check_ready(repo)
-        try:
-            repo.git.checkout("-q", branch)
-        except git.GitCommandError as exc:
-            said = str(exc.stderr).strip().removeprefix("stderr:").strip(" '").splitlines()
-            raise UserError(f"cannot check out {branch} to resume the run ({said[0] if said else 'git failed'}); "
-                            "commit or stash your changes, then resume again") from None
-        config = config.model_copy(update={"current_branch": True})
-    return run_task(repository, recorded.start["task"], config, events, backend=backend, history=messages)
+    resume = branch if isinstance(branch, str) and branch in gitrepo.open_repo(repository).heads else None
+    return run_task(repository, recorded.start["task"], config, events, backend=backend, history=messages,
+                    resume=resume)
 
 
 def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,

@@ -234,6 +234,7 @@ def test_the_agents_git_runs_nothing_a_repository_planted(scripted, tmp_path, tr
     assert (path / "sub" / "f.txt").read_text() == "inside\n"
     resumed = resume_run(Path(result.transcript), Config(), backend=scripted([EDIT_A, FINISH]))
     assert resumed.git.branch == result.git.branch and resumed.git.files == ["a.py"]
+    assert repo.active_branch.name == "main" and (path / "a.py").read_text() == "x = 1\n# mine\n", "back home"
     undo(path, result.git.branch)
     assert traps.ran() == []
 
@@ -282,3 +283,33 @@ def test_ctrl_c_before_anything_was_committed_leaves_no_branch(scripted, tmp_pat
         run_task(path, "task", Config(), backend=Interrupted([]))
     assert stop.value.branch is None and [h.name for h in repo.heads] == ["main"]
     assert repo.active_branch.name == "main"
+
+
+def test_a_resume_that_fails_to_start_puts_the_user_back_and_keeps_the_run_branch(scripted, tmp_path):
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    first = run_task(path, "task", Config(), backend=scripted([WRITE_B, FINISH]))
+    repo.git.checkout("-q", "main")
+
+    class Broken(scripted):
+        def complete(self, *args, **kwargs):
+            raise RuntimeError("the engine died")
+
+    with pytest.raises(RuntimeError):
+        resume_run(Path(first.transcript), Config(), backend=Broken([]))
+    assert repo.active_branch.name == "main" and repo.heads[first.git.branch].commit.hexsha == first.commit
+
+
+def test_a_required_filter_of_the_repository_fails_the_checkpoint_and_loses_nothing(scripted, tmp_path, traps):
+    """A driver the repository's own config marks required is not run: git refuses to commit, the run ends
+    normally with a note, and the change stays in the working tree."""
+    path = tmp_path / "r"
+    repo = make_repo(path, {**START, ".gitattributes": "*.s filter=crypt\n"})
+    with repo.config_writer() as config:
+        config.set_value('filter "crypt"', "clean", f"{traps.cmd('clean')}; cat")
+        config.set_value('filter "crypt"', "required", "true")
+    write = "<write_file>\n<path>key.s</path>\n<content>\nsecret\n</content>\n</write_file>"
+    result = run_task(path, "task", Config(), backend=scripted([write, FINISH]))
+    assert result.run.status == "finished" and traps.ran() == []
+    assert any("could not be committed" in n and "clean filter 'crypt' failed" in n for n in result.git.notes)
+    assert (path / "key.s").read_text() == "secret\n" and "key.s" not in {b.path for b in repo.head.commit.tree.traverse()}
