@@ -157,3 +157,28 @@ def test_a_clean_uncommitted_merge_is_refused(repo, tmp_path):
     repo.git.merge("--no-commit", "--no-ff", "other")
     with pytest.raises(gitrepo.RepoError, match="middle of a merge; finish it with `git commit`"):
         gitrepo.check_ready(repo)
+
+
+def test_a_committed_submodule_is_never_entered(repo, tmp_path, traps):
+    """Plain `git status` runs the submodule's fsmonitor and filter; the agent's git never looks inside."""
+    sub = git.Repo.init(tmp_path / "sub")
+    (tmp_path / "sub" / ".gitattributes").write_text("* filter=evil\n")
+    (tmp_path / "sub" / "f.txt").write_text("f\n")
+    sub.git.add("-A")
+    sub.index.commit("sub", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    plain = git.Repo(tmp_path).git
+    plain.add("sub")  # recorded as a gitlink, as `git submodule add` would
+    plain.commit("-qm", "with a submodule", env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                                                  "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    with sub.config_writer() as config:
+        config.set_value("core", "fsmonitor", f"{traps.cmd('fsmonitor')}; false")
+        config.set_value('filter "evil"', "clean", f"{traps.cmd('clean')}; cat")
+    (tmp_path / "sub" / "f.txt").write_text("changed\n")
+    (tmp_path / "a.py").write_text("a = 2\n")
+    assert gitrepo.dirty_paths(repo) == ["a.py"]
+    sha = gitrepo.stash_paths(repo, gitrepo.dirty_paths(repo), "test")
+    repo.git.checkout("-q", "-b", "side")
+    assert gitrepo.restore_stash(repo, sha) == [] and gitrepo.commit_paths(repo, ["a.py"], "work")
+    assert traps.ran() == []
+    plain.status()
+    assert traps.ran(), "plain git does run them (the plant works)"
