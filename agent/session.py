@@ -30,8 +30,12 @@ class Transcript:
     def __init__(self, path: Path):
         self.path = path
         self.error: str | None = None  # set when writing failed (disk full): the run goes on without it
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = path.open("a", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write the run's transcript {path} ({exc.strerror}); make {path.parent} "
+                            "writable, or point XDG_STATE_HOME at a folder that is") from None
 
     def write(self, kind: str, **data: Any) -> None:
         if self.error:

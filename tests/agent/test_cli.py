@@ -193,3 +193,12 @@ def test_an_unknown_sandbox_mode_lists_the_modes(tmp_path):
     result = runner.invoke(app, ["run", "task", "--sandbox", "none"])
     assert result.exit_code == 2 and "read-only" in result.output and "full-access" in result.output
     assert "--sandbox" in runner.invoke(app, ["new-project", "--help"], env={"COLUMNS": "200"}).output
+
+
+def test_a_transcript_folder_that_cannot_be_written_is_an_error_line(tmp_path, monkeypatch):
+    (tmp_path / "state").write_text("a file where the state folder should be")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    repo = make_repo(tmp_path / "r")
+    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT]))
+    assert "cannot write the run's transcript" in out and "XDG_STATE_HOME" in out
+    assert [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
