@@ -139,13 +139,14 @@ class GitRun:
         self._restore_user_work()
         return self._final(report.model_copy(update={"branch": ""}))
 
-    def abandon(self) -> str | None:
+    def abandon(self, failed: bool = False) -> str | None:
         """An interrupted or failed run: keep what it did as a checkpoint and give the user back their work.
-        A run that committed nothing puts the user back where they were, and leaves no new branch behind (the
-        empty run branch is deleted). Returns the branch holding the run's work (None: there is none)."""
+        A run that `failed` before committing anything puts the user back where they were and leaves no new
+        branch behind; an interrupted one keeps its branch for `agent run --resume`. Returns the branch
+        holding the run's work (None: there is none)."""
         if not self.commit_leftovers("changes left when the run was interrupted"):
             return self.branch  # changes the run left could not be committed: they stay where they are
-        empty = self.own_branch and self._report().head is None
+        empty = failed and self.own_branch and self._report().head is None
         if self.stash is not None or empty:
             self._go_to_start()
         deleted = empty and not self.resumed and self.branch in self.repo.heads and not self._on_branch()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,10 @@ def runs_dir() -> Path:
 
 
 def new_transcript_path(label: str) -> Path:
+    """A fresh name: two runs started in the same second on same-named folders must not share a transcript."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40] or "run"
-    return runs_dir() / f"{stamp}-{safe}.jsonl"
+    return runs_dir() / f"{stamp}-{safe}-{secrets.token_hex(3)}.jsonl"
 
 
 class Transcript:
@@ -32,7 +34,7 @@ class Transcript:
         self.error: str | None = None  # set when writing failed (disk full): the run goes on without it
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = path.open("a", encoding="utf-8")
+            self._fh = path.open("x", encoding="utf-8")  # never another run's file
         except OSError as exc:
             raise UserError(f"cannot write the run's transcript {path} ({exc.strerror}); make {path.parent} "
                             "writable, or point XDG_STATE_HOME at a folder that is") from None

@@ -100,7 +100,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
                                         history=history, meta={"branch": git_run.branch})
         tests = run_project_tests(repository, config.command_timeout)
     except BaseException as exc:
-        kept = git_run.abandon()
+        kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
         if isinstance(exc, RunInterrupted):
             exc.branch = kept
         raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agent.loop import NO_CALL_NUDGE, REPEAT_HELP, Agent
-from agent.session import Transcript, read_transcript
+from agent.session import Transcript, new_transcript_path, read_transcript
 from inference.backend import BackendError
 from tools.base import ToolContext
 from tools.files import file_tools
@@ -127,3 +127,9 @@ def test_transcript_records_every_message_and_resumes(scripted, tmp_path):
     resumed = scripted([FINISH])
     make_agent(resumed, tmp_path).run("ignored", history=history[:4])
     assert resumed.calls[0]["messages"] == history[:4]
+
+
+def test_runs_started_together_never_share_a_transcript(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    paths = {new_transcript_path("r") for _ in range(20)}  # same second, same folder name
+    assert len(paths) == 20
