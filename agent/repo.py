@@ -105,8 +105,8 @@ def check_ready(repo: git.Repo) -> None:
     conflicts = sorted({line.split("\t", 1)[1] for line in repo.git.ls_files("-u", "-z").split("\0") if "\t" in line})
     if conflicts:
         raise RepoError(f"{where} has unresolved conflicts in {', '.join(conflicts[:5])}"
-                        f"{' ...' if len(conflicts) > 5 else ''}; resolve them and `git add` them (or `git reset` to "
-                        "drop the merge result), then run the agent again")
+                        f"{' ...' if len(conflicts) > 5 else ''}; resolve them and `git add` the files, then run the "
+                        "agent again")
 
 
 def locked_environment(root: Path) -> dict[str, str]:
@@ -123,15 +123,20 @@ def locked_environment(root: Path) -> dict[str, str]:
 
 
 def _repository_driver_keys(root: Path) -> list[str]:
-    """The filter/diff/merge driver commands set in the repository's own config (includes followed)."""
+    """The filter/diff/merge driver commands set in the repository's own config (includes followed). Fails
+    closed: a config git cannot list is an error, not an empty list."""
     run = subprocess.run(["git", "config", "--null", "--list", "--show-scope"], cwd=root, capture_output=True,
                          env={**os.environ, "GIT_CONFIG_COUNT": "0"}, stdin=subprocess.DEVNULL, check=False)
+    if run.returncode != 0:
+        said = run.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RepoError(f"cannot read the git config of {root} ({said[0] if said else 'git config failed'}); "
+                        "fix it (the agent needs git 2.26 or newer)")
     fields = run.stdout.decode("utf-8", "replace").split("\0")  # scope, "key\nvalue", scope, ...
     keys = []
     for scope, entry in zip(fields[::2], fields[1::2]):
-        key = entry.split("\n", 1)[0].lower()
-        section, _, name = key.partition(".")
-        if scope in REPO_SCOPES and "." in name and name.rsplit(".", 1)[1] in DRIVER_KEYS.get(section, ()):
+        key = entry.split("\n", 1)[0]  # section and name come lower-cased; a subsection keeps its case
+        section, _, rest = key.partition(".")
+        if scope in REPO_SCOPES and "." in rest and rest.rsplit(".", 1)[1] in DRIVER_KEYS.get(section, ()):
             keys.append(key)
     return keys
 

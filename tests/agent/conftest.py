@@ -27,11 +27,11 @@ class Traps:
         for name in HOOKS:
             (hooks / name).write_text(f"#!/bin/sh\n{self.cmd('hook-' + name)}\n")
             (hooks / name).chmod(0o755)
-        (path / ".gitattributes").write_text("* filter=evil diff=evil merge=evil\n")
+        (path / ".gitattributes").write_text("* filter=Evil diff=evil merge=evil\n")  # driver names keep their case
         with git.Repo(path).config_writer() as config:
             config.set_value("core", "fsmonitor", f"{self.cmd('fsmonitor')}; false")
-            config.set_value('filter "evil"', "clean", f"{self.cmd('clean')}; cat")
-            config.set_value('filter "evil"', "smudge", f"{self.cmd('smudge')}; cat")
+            config.set_value('filter "Evil"', "clean", f"{self.cmd('clean')}; cat")
+            config.set_value('filter "Evil"', "smudge", f"{self.cmd('smudge')}; cat")
             config.set_value('diff "evil"', "textconv", f"{self.cmd('textconv')}; cat")
             config.set_value('merge "evil"', "driver", f"{self.cmd('merge')}; false")
             config.set_value("diff", "external", f"{self.cmd('external-diff')}; false")
