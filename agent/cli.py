@@ -72,6 +72,7 @@ def _fail(message: str, code: int = 1) -> None:
 
 def _workflow(fn, target: Path, text: str, overrides: dict, as_json: bool) -> None:
     from agent.display import TerminalEvents, print_summary
+
     from agent.workflows import RunInterrupted
 
     try:
@@ -163,12 +164,9 @@ def models_pull(
 
 
 # engine, serve, bench and doctor live in their own module; importing it registers them on `app`
-from agent import (  # noqa: E402,F401
-    cli_git,  # noqa: E402,F401  (undo, refactor)
-    cli_inference,
-    cli_mcp,
-    cli_skills,
-)
+from agent import cli_inference, cli_mcp, cli_skills  # noqa: E402,F401
+from agent import cli_git  # noqa: E402,F401  (undo, refactor)
+
 
 if __name__ == "__main__":  # pragma: no cover
     app()
