@@ -10,12 +10,13 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
+from agent.errors import UserError
 from inference.models import DEFAULT_MODEL
 
 ENV_PREFIX = "DFLASH_AGENT_"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     pass
 
 

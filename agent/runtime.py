@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 
 from agent.approval_prompt import TerminalApproval
 from agent.config import Config, user_config_path
+from agent.errors import UserError
 from agent.loop import Agent, AgentEvents
 from agent.memory import memory_section
 from agent.session import Transcript
@@ -17,7 +18,7 @@ from inference.backend import ChatBackend, Sampling
 from inference.embedded import EmbeddedBackend
 from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
-from inference.models import get_model
+from inference.models import ModelSpec, get_model
 from inference.profiles import get_profile, load_profiles
 from inference.server import ManagedServer, choose_engine
 from skills.loader import SkillCatalog, discover_skills
@@ -51,10 +52,28 @@ def backend_session(config: Config) -> Iterator[ChatBackend]:
         yield embedded_backend(config)
 
 
+def check_backend(config: Config) -> None:
+    """Fail before a run changes anything (a branch, a new folder) when the model or profile it names does not
+    exist."""
+    if config.endpoint:
+        return
+    if config.profile:
+        get_profile(config.profile, load_profiles(user_config_path()))
+    else:
+        catalog_model(config.model)
+
+
+def catalog_model(model_id: str) -> ModelSpec:
+    try:
+        return get_model(model_id)
+    except KeyError as exc:
+        raise UserError(f"{exc.args[0]} (`agent models list` shows them; or use --endpoint URL / --profile NAME)") from None
+
+
 def embedded_backend(config: Config) -> EmbeddedBackend:
     key = (config.model, config.n_ctx)
     if key not in _embedded_cache:
-        path = fetch_model(get_model(config.model), source_order=config.model_sources, offline=config.offline)
+        path = fetch_model(catalog_model(config.model), source_order=config.model_sources, offline=config.offline)
         _embedded_cache[key] = EmbeddedBackend(path, n_ctx=config.n_ctx)
     return _embedded_cache[key]
 

@@ -10,6 +10,8 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from agent.errors import UserError
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -89,7 +91,7 @@ class Completion(BaseModel):
 OnText = Callable[[str], None]
 
 
-class BackendError(RuntimeError):
+class BackendError(UserError, RuntimeError):
     """An engine failed in a way the user must fix (dead server, missing model, bad request)."""
 
 

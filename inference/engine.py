@@ -24,6 +24,7 @@ from typing import Iterator, Literal
 from pydantic import BaseModel, Field
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agent.errors import UserError
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
@@ -33,7 +34,7 @@ SDIST_VERSION = "0.3.36"
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
 
 
-class EngineBuildError(RuntimeError):
+class EngineBuildError(UserError, RuntimeError):
     """The engine could not be built; the message names the cause and the fix (and the log)."""
 
 

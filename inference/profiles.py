@@ -13,12 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent.errors import UserError
 from inference.engine import Capabilities
 
 Speculative = Literal["none", "draft", "dflash", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
 
 
-class ProfileError(ValueError):
+class ProfileError(UserError, ValueError):
     """The profile cannot run on this engine or machine; the message says why and what to do."""
 
 

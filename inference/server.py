@@ -16,6 +16,7 @@ import httpx
 import platformdirs
 from pydantic import BaseModel
 
+from agent.errors import UserError
 from inference.engine import Engine
 from inference.fetch import fetch_model
 from inference.hardware import Hardware, estimate_bytes
@@ -35,7 +36,7 @@ KNOWN_FAILURES = [
 ]
 
 
-class ServerError(RuntimeError):
+class ServerError(UserError, RuntimeError):
     """The server failed to start or died; the message names the cause and where its log is."""
 
 

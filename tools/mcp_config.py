@@ -17,11 +17,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from agent.errors import UserError
+
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class MCPConfigError(ValueError):
+class MCPConfigError(UserError, ValueError):
     pass
 
 
