@@ -1,5 +1,6 @@
 """Which MCP servers a run connects to: the user's file, the project's `.mcp.json` (approved once per exact
-command), started together for the run and stopped after it. Failures are reported and the run goes on."""
+command and content of the workspace files it names; run under the run's sandbox), started together for the
+run and stopped after it. Failures are reported and the run goes on."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from agent.config import Config, user_config_path
 from tools.mcp import MCPTool, mcp_tools
 from tools.mcp_client import MCPHub, ServerStatus
 from tools.mcp_config import Approvals, LoadedServers, MCPServerConfig, load_servers
+from tools.sandbox import SandboxPolicy
 
 
 def user_mcp_file() -> Path:
@@ -37,8 +39,8 @@ def ask_on_terminal(server: MCPServerConfig) -> bool:
     if not sys.stdin.isatty():
         return False
     print(f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
-          f"This runs code on your machine:\n\n    {server.launch_line()}\n", file=sys.stderr)
-    return input("Allow it (now and next time, until the command changes)? [y/N] ").strip().lower() in ("y", "yes")
+          f"This runs code on your machine (in the sandbox):\n\n    {server.launch_line()}\n", file=sys.stderr)
+    return input("Allow it (now and next time, until the command or its files change)? [y/N] ").strip().lower() in ("y", "yes")
 
 
 def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], bool] = ask_on_terminal,
@@ -71,10 +73,24 @@ def mcp_session(config: Config, workspace: Path, note: Callable[[str], None] = l
     if not servers:
         yield []
         return
-    with MCPHub(servers, log_dir()) as hub:
+    with MCPHub(servers, log_dir(), sandbox_policy(config)) as hub:
         for status in hub.statuses():
             note(describe_status(status))
-        yield mcp_tools(hub)
+        yield mcp_tools(hub, builtin_tool_names(), note)
+
+
+def sandbox_policy(config: Config) -> SandboxPolicy:
+    """The bash tool's policy (agent/runtime.py), which project servers run under too."""
+    return SandboxPolicy(mode=config.sandbox, network=config.network, allow_env=config.tool_env)
+
+
+def builtin_tool_names() -> set[str]:
+    """Names no MCP tool may take: the agent's own tools always win."""
+    from agent.loop import FinishTool
+    from agent.runtime import default_tools
+    from skills.tool import ActivateSkillTool
+
+    return {tool.name for tool in default_tools()} | {FinishTool.name, ActivateSkillTool.name}
 
 
 def describe_status(status: ServerStatus) -> str:
