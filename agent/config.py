@@ -13,7 +13,7 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, NamedTuple
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -177,7 +177,7 @@ def _review(project: Path, user_layers: list[_Layer]) -> ProjectReview | None:
                          refused=refused)
 
 
-class _Layer(BaseModel):
+class _Layer(NamedTuple):
     source: str  # a file, "environment" or "command line": named in errors
     values: dict[str, Any]
 
