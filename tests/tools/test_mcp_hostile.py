@@ -8,10 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agent.config import Config
 from agent.runtime import build_agent
 from tools.base import ToolContext
-from tools.mcp import MAX_SCHEMA_CHARS, MAX_TOTAL_SCHEMA_CHARS, mcp_tools
+from tools.mcp import MAX_SCHEMA_CHARS, MAX_TOTAL_SCHEMA_CHARS, UnusableTool, checked_schema, mcp_tools
 from tools.mcp_client import MCPHub
 from tools.mcp_config import load_servers, parse_entry
 
@@ -32,7 +34,6 @@ TOOLS = [
     tool("underscore", {"type": "object", "properties": {"_x": {"type": "string"}, "y": {"type": "integer"}}}),
     tool("shadowing", {"type": "object", "properties": {"model_config": {}, "json": {"type": "string"}, "copy": 3}}),
     tool("required_not_list", {"type": "object", "properties": {}, "required": "abc"}),
-    tool("array_schema", {"type": "array", "items": {}}),
     tool("huge", {"type": "object", "properties": {f"p{i}": {"type": "string", "description": WORDS} for i in range(5000)}}),
     tool("wordy", {"type": "object", "properties": {f"p{i}": {"type": "string", "description": WORDS} for i in range(60)}}),
     tool("", {"type": "object", "properties": {}}),
@@ -74,14 +75,13 @@ def test_hostile_schemas_cost_only_their_tool(tmp_path, scripted):
         text = "\n".join(notes)
         for skipped, why in [("props_not_object", "`properties` is not an object"),
                              ("required_not_list", "`required` is not a list"),
-                             ("array_schema", "has type 'array'"),
                              ("huge", "characters even without descriptions")]:
             assert f"MCP tool {skipped!r} of 'bash' skipped: its input schema" in text and why in text, text
             assert f"bash__{skipped}" not in tools
         # `_x` and names that shadow pydantic's own are not fields, but the tool stays usable
         assert set(tools["bash__underscore"].Params.model_fields) == {"y"}
         ctx = ToolContext(tmp_path)
-        assert tools["bash__underscore"].invoke({"_x": "1", "y": "2"}, ctx).output == "underscore got {'_x': '1', 'y': 2}"
+        assert tools["bash__underscore"].invoke({"_x": "1", "y": "2"}, ctx).output == "underscore got {'y': 2, '_x': '1'}"
         assert "shadowing got" in tools["bash__shadowing"].invoke({"json": "j"}, ctx).output
         # a schema over the limit loses its descriptions instead of the tool
         assert "description" not in str(tools["bash__wordy"].input_schema)
@@ -96,6 +96,16 @@ def test_hostile_schemas_cost_only_their_tool(tmp_path, scripted):
         assert type(agent.toolbox._tools["bash"]).__name__ == "BashTool"
         assert agent.run("task").status == "finished"
         assert len(backend.calls[0]["messages"][0].content) < 40_000  # 5000 parameters did not reach the prompt
+
+
+def test_schemas_the_sdk_would_refuse_are_refused_here_too():
+    """The SDK validates `type: object` on both ends (a server sending another is reported as failed to
+    start); our check does not rely on that."""
+    for schema, why in [("x", "is a str, not an object"), ([1], "is a list, not an object"),
+                        ({"type": "array"}, "has type 'array'"), ({"properties": {"a": {}}, "required": [1]}, "`required`")]:
+        with pytest.raises(UnusableTool, match=why):
+            checked_schema(schema)
+    assert checked_schema(None) == ({"type": "object", "properties": {}}, 0)
 
 
 def test_total_schema_budget_skips_what_does_not_fit(tmp_path):
