@@ -15,12 +15,12 @@ from typing import Any, Literal
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, Tool as MCPToolSpec
 from pydantic import BaseModel
 
 from tools.mcp_config import MCPServerConfig
+from tools.mcp_stdio import capped_stdio_client
 from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
 CLIENT_INFO = Implementation(name="dflash-agent", version="0.1")
@@ -183,7 +183,7 @@ class MCPHub:
             stack.callback(wrapped.cleanup)
             params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:],
                                            env={**config.env, **wrapped.env} or None, cwd=config.cwd)
-            return stdio_client(params, errlog=errlog) if errlog else stdio_client(params)
+            return capped_stdio_client(params, errlog)
         if config.transport == "sse":
             return sse_client(config.url or "", headers=config.headers or None)
         import httpx2

@@ -4,6 +4,7 @@ huge schemas, names that would replace built-in tools, and a 50 MB result. Each 
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from tools.mcp_client import MCPHub
 from tools.mcp_config import load_servers, parse_entry
 
 HOSTILE_SERVER = '''
+import re
 import sys
 import anyio
 import mcp_types as types
@@ -135,5 +137,7 @@ def test_a_50_mb_result_is_cut_at_the_client(tmp_path):
         result = tools["h__big_result"].invoke({}, ToolContext(tmp_path))
         assert time.monotonic() - started < 60
         assert len(result.output) < 20_000
-        assert "cut" in result.output and "50000000" in result.output.replace(",", "")
+        assert re.search(r"the server's reply was 50,000,\d{3} bytes, over the client's limit of 4,194,304: "
+                         r"cut to its first 65,\d{3} characters", result.output), result.output[-300:]
+        assert "characters]\nxxxxxxxx" in result.output  # the start of the text is kept (the tool output cap applies)
         assert tools["h__good"].invoke({"x": "1"}, ToolContext(tmp_path)).output == "good got {'x': '1'}"
