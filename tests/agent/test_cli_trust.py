@@ -138,8 +138,8 @@ def test_a_changed_project_file_asks_again_and_a_no_leaves_the_users_settings(ho
     warnings: list[str] = []
     config = load_config(project, ask=lambda review: False, warn=warnings.append)
     assert not config.network and config.allow == [] and config.max_steps == 7  # harmless settings still apply
-    assert warnings == [f"warning: {config_file} widens network, allow: ignored until you approve it with "
-                        f"`agent trust {project.resolve()}`"]
+    assert warnings == [(f"warning: {config_file} widens network, allow: ignored until you approve it with "
+                         f"`agent trust {project.resolve()}`")]
 
 
 def test_what_counts_as_widening(home):

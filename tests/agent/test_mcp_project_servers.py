@@ -60,10 +60,6 @@ def project(path: Path) -> Path:
     return path
 
 
-def tools_of(config: Config, workspace: Path, notes: list[str]) -> dict:
-    return mcp_session(config, workspace, notes.append)
-
-
 def test_a_rewritten_server_script_is_not_started_without_new_approval(home):
     workspace = project(home / "p")
     approvals().approve(configured_servers(workspace).servers[0])
