@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import IO
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 
 from agent.cli import _fail, app, err
@@ -22,17 +24,15 @@ def describe_review(review: ProjectReview) -> list[str]:
     return lines
 
 
-def ask_trust_on_terminal(review: ProjectReview) -> bool | None:
+def ask_trust_on_terminal(review: ProjectReview, stdin: IO[str] | None = None, console: Console | None = None) -> bool | None:
     """The question on a terminal; None without one (the caller then ignores the changes and says so)."""
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+    stdin, console = stdin or sys.stdin, console or err
+    if not stdin.isatty():
         return None
     for line in describe_review(review):
-        err.print(escape(line), highlight=False, soft_wrap=True)
-    err.print("Apply these for this project (now and next time, until they change)? [y/N] ", end="")
-    try:
-        return input().strip().lower() in ("y", "yes")
-    except EOFError:
-        return False
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    console.print("Apply these for this project (now and next time, until they change)? [y/N] ", end="")
+    return stdin.readline().strip().lower() in ("y", "yes")
 
 
 @app.command("trust")
