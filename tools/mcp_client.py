@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, Implementation, Tool as MCPToolSpec
 from pydantic import BaseModel
 
 from tools.mcp_config import MCPServerConfig
-from tools.mcp_stdio import capped_stdio_client
+from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_stdio_client
 from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
 CLIENT_INFO = Implementation(name="dflash-agent", version="0.1")
@@ -189,8 +189,9 @@ class MCPHub:
         import httpx2
 
         http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=config.headers, timeout=httpx2.Timeout(30, read=config.tool_timeout)))
-        return streamable_http_client(config.url or "", http_client=http)
+            headers=config.headers, timeout=httpx2.Timeout(30, read=config.tool_timeout),
+            transport=capped_http_transport()))
+        return streamable_http_client(config.url or "", http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES)
 
     def _wrap(self, config: MCPServerConfig) -> WrappedCommand:
         argv = [config.command or "", *config.args]

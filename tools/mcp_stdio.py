@@ -1,9 +1,12 @@
-"""A stdio transport for MCP servers that never holds more than `max_bytes` of one message.
+"""Transports for MCP servers that never hold more than `max_bytes` of one message.
 
 The SDK's `stdio_client` joins a line in memory however long it gets (and re-copies the buffer per chunk):
 one 50 MB tool result took a minute and hundreds of MB. Here a line over the limit is not kept: its start
 (up to `KEEP_BYTES`) and end are, and it becomes a tool result: a line saying how much was cut, then the
 salvaged start of its text; an oversized message whose request id cannot be found is dropped and reported.
+
+Over HTTP the SDK bounds SSE events itself (`max_sse_event_size`) but reads a JSON body whole: the
+transport below stops reading one at the limit, which the SDK reports as an error for that request.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import IO, Any, AsyncIterator
 
 import anyio
 import anyio.abc
+import httpx2
 import mcp_types as types
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
@@ -146,3 +150,42 @@ def _salvaged_text(head: bytes) -> str:
         except json.JSONDecodeError:
             continue
     return ""
+
+
+class ReplyTooBig(httpx2.StreamError):
+    """A JSON reply over the limit (the SDK turns a stream error into an error response for the request)."""
+
+
+def capped_http_transport(max_bytes: int = MAX_MESSAGE_BYTES) -> httpx2.AsyncBaseTransport:
+    return _CappedHTTP(httpx2.AsyncHTTPTransport(), max_bytes)
+
+
+class _CappedHTTP(httpx2.AsyncBaseTransport):
+    def __init__(self, inner: httpx2.AsyncBaseTransport, max_bytes: int):
+        self.inner, self.max_bytes = inner, max_bytes
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        if response.headers.get("content-type", "").lower().startswith("application/json"):
+            response.stream = _CappedBody(response.stream, self.max_bytes)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _CappedBody(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, max_bytes: int):
+        self.inner, self.max_bytes = inner, max_bytes
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self.inner:
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                raise ReplyTooBig(f"the server's reply is over the client's limit of {self.max_bytes:,} bytes: "
+                                  "not read further; ask the tool for less")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

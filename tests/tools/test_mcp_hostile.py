@@ -5,6 +5,7 @@ huge schemas, names that would replace built-in tools, and a 50 MB result. Each 
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from agent.config import Config
 from agent.runtime import build_agent
+from inference.server import free_port
 from tools.base import ToolContext
 from tools.mcp import MAX_SCHEMA_CHARS, MAX_TOTAL_SCHEMA_CHARS, UnusableTool, checked_schema, mcp_tools
 from tools.mcp_client import MCPHub
@@ -20,6 +22,7 @@ from tools.mcp_config import load_servers, parse_entry
 
 HOSTILE_SERVER = '''
 import re
+import subprocess
 import sys
 import anyio
 import mcp_types as types
@@ -141,3 +144,51 @@ def test_a_50_mb_result_is_cut_at_the_client(tmp_path):
                          r"cut to its first 65,\d{3} characters", result.output), result.output[-300:]
         assert "characters]\nxxxxxxxx" in result.output  # the start of the text is kept (the tool output cap applies)
         assert tools["h__good"].invoke({"x": "1"}, ToolContext(tmp_path)).output == "good got {'x': '1'}"
+
+
+BIG_HTTP_SERVER = '''
+import sys
+from mcp.server import MCPServer
+server = MCPServer("big")
+
+@server.tool()
+def big() -> str:
+    """50 MB of text."""
+    return "y" * 50_000_000
+
+@server.tool()
+def small() -> str:
+    """A few bytes."""
+    return "small"
+
+server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+'''
+
+
+def test_a_50_mb_result_over_http_is_not_read_whole(tmp_path):
+    """The SDK reads a JSON reply whole (it bounds SSE events only): ours stops at the limit."""
+    script = tmp_path / "big_http.py"
+    script.write_text(BIG_HTTP_SERVER)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(script), str(port)], stderr=subprocess.DEVNULL)
+    try:
+        entry = parse_entry("big", {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"})
+        deadline = time.monotonic() + 30
+        while True:
+            hub = MCPHub([entry], tmp_path / "logs")
+            hub.start()
+            if hub.statuses()[0].state == "ready" or time.monotonic() > deadline:
+                break
+            hub.close()
+            time.sleep(0.3)
+        try:
+            tools = {t.name: t for t in mcp_tools(hub)}
+            result = tools["big__big"].invoke({}, ToolContext(tmp_path))
+            assert result.is_error and "over the client's limit of 4,194,304 bytes: not read further" in result.output
+            assert len(result.output) < 2000
+            assert tools["big__small"].invoke({}, ToolContext(tmp_path)).output == "small"  # the connection lives on
+        finally:
+            hub.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
