@@ -62,13 +62,15 @@ class MCPServerConfig(BaseModel):
 
 
 MAX_HASHED_BYTES = 64 * 1024 * 1024  # a launch line naming a huge folder: the rest counts as "too big"
+MAX_HASHED_FILES = 5000
 
 
 def named_files_digest(argv: list[str], cwd: Path, root: Path) -> str:
     """A digest of the workspace files (and folders) `argv` names: each argument, the value of `--opt=value`,
     and the module of `-m module`, resolved from `cwd`; only paths inside `root` count. A named folder
     counts with every file below it (`.git` left out); a missing one counts as missing, so creating it
-    later changes the digest."""
+    later changes the digest. The workspace itself (`server-filesystem .`) is data, not hashed: every edit
+    would ask again; the sandbox covers it."""
     root = root.resolve()
     digest, budget = hashlib.sha256(), [MAX_HASHED_BYTES]
     candidates: list[str] = []
@@ -86,16 +88,18 @@ def named_files_digest(argv: list[str], cwd: Path, root: Path) -> str:
             path = (cwd / Path(name).expanduser()).resolve()
         except (OSError, RuntimeError, ValueError):
             continue
-        if path != root and root not in path.parents:
-            continue
-        digest.update(f"\0{name}\0".encode())
-        _hash_path(path, root, digest, budget)
+        digest.update(f"\0{name}\0{path}\0".encode())  # where it points (a re-pointed symlink counts)
+        if root in path.parents:  # the workspace itself, named as the server's data (`.`), is not code
+            _hash_path(path, root, digest, budget)
     return digest.hexdigest()
 
 
 def _hash_path(path: Path, root: Path, digest: Any, budget: list[int]) -> None:
     if path.is_dir():
-        for child in sorted(path.rglob("*")):
+        for count, child in enumerate(sorted(path.rglob("*"))):
+            if count >= MAX_HASHED_FILES:
+                digest.update(b"too many files")
+                return
             if ".git" not in child.relative_to(path).parts and child.is_file():
                 digest.update(str(child.relative_to(root)).encode())
                 _hash_file(child, digest, budget)
