@@ -162,12 +162,12 @@ def review_project(project: Path, overrides: dict[str, Any] | None = None) -> Pr
 
 def _review(project: Path, user_layers: list[_Layer]) -> ProjectReview | None:
     path = project_config_path(project)
-    raw = _read_toml(path, allowed=set())
+    raw = _read_toml(path, allowed=USER_ONLY_TABLES)
     if raw is None:
         return None
     base = _validate(user_layers)
-    refused = [name for name in MACHINE_ONLY if name in raw]
-    wanted = {k: v for k, v in raw.items() if k not in MACHINE_ONLY}
+    refused = [name for name in (*MACHINE_ONLY, *USER_ONLY_TABLES) if name in raw]
+    wanted = {k: v for k, v in raw.items() if k not in refused}
     typed = _validate([user_layers[0], _Layer(str(path), wanted)])
     later = {name for layer in user_layers[1:] for name in layer.values}
     values = {name: getattr(typed, name) for name in wanted}
