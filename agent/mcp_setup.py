@@ -39,7 +39,7 @@ def ask_on_terminal(server: MCPServerConfig) -> bool:
     if not sys.stdin.isatty():
         return False
     print(f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
-          f"This runs code on your machine (in the sandbox):\n\n    {server.launch_line()}\n", file=sys.stderr)
+          f"This runs code on your machine (under the run's sandbox setting):\n\n    {server.launch_line()}\n", file=sys.stderr)
     return input("Allow it (now and next time, until the command or its files change)? [y/N] ").strip().lower() in ("y", "yes")
 
 
