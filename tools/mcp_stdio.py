@@ -12,8 +12,12 @@ transport below stops reading one at the limit, which the SDK reports as an erro
 from __future__ import annotations
 
 import json
+import os
 import re
-from contextlib import asynccontextmanager
+import signal
+import subprocess
+import sys
+from contextlib import asynccontextmanager, suppress
 from typing import IO, Any, AsyncIterator
 
 import anyio
@@ -38,7 +42,7 @@ async def capped_stdio_client(server: StdioServerParameters, errlog: IO[str] | N
                               max_bytes: int = MAX_MESSAGE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
     """Like `mcp.client.stdio.stdio_client` (same environment rules), with a bound on each message."""
     process = await anyio.open_process([server.command, *server.args], env=get_default_environment() | (server.env or {}),
-                                       cwd=server.cwd, stderr=errlog)
+                                       cwd=server.cwd, stderr=_stderr(errlog), start_new_session=True)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -70,21 +74,43 @@ async def capped_stdio_client(server: StdioServerParameters, errlog: IO[str] | N
             group.cancel_scope.cancel()
 
 
+def _stderr(errlog: IO[str] | None) -> Any:
+    """The server's stderr: the log file, else ours (never an unread pipe, which would block the server)."""
+    for stream in (errlog, sys.stderr):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (OSError, ValueError, AttributeError):
+            continue
+    return subprocess.DEVNULL
+
+
 async def _stop(process: anyio.abc.Process) -> None:
-    """Close stdin (a well-behaved server exits), then terminate, then kill."""
-    try:
+    """As the spec orders it: close stdin (a well-behaved server exits), then SIGTERM, then SIGKILL, each to
+    the server's whole process group (`npx`/`uvx` start the real server as a child)."""
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdin.aclose()
-    except Exception:  # noqa: BLE001 - already closed or broken
-        pass
-    for stop in (None, process.terminate, process.kill):
-        if stop is not None:
-            try:
-                stop()
-            except ProcessLookupError:
-                return
-        with anyio.move_on_after(2):
-            await process.wait()
-            return
+    for signum in (None, signal.SIGTERM, signal.SIGKILL):
+        if signum is not None:
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signum)
+        if await _exited(process, 2.0):
+            break
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # children a server that exited left behind
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError), anyio.move_on_after(2):
+        await process.aclose()  # streams and the event loop's transport, while the loop still runs
+
+
+async def _exited(process: anyio.abc.Process, timeout: float) -> bool:
+    """Polls the exit status: `process.wait()` also waits for the pipes, which a child may still hold."""
+    deadline = anyio.current_time() + timeout
+    while process.returncode is None:
+        if anyio.current_time() >= deadline:
+            return False
+        await anyio.sleep(0.05)
+    return True
 
 
 async def _messages(stdout: anyio.abc.ByteReceiveStream, max_bytes: int) -> AsyncIterator[SessionMessage | Exception]:
