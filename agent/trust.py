@@ -47,4 +47,5 @@ def fingerprint(values: dict[str, Any]) -> str:
 
 
 def trust_store() -> TrustStore:
-    return TrustStore(Path(platformdirs.user_data_dir("dflash-agent")) / "project-trust.json")
+    """In the user config dir, which the sandbox hides from commands (tools/sandbox.py HIDDEN_IN_HOME)."""
+    return TrustStore(Path(platformdirs.user_config_dir("dflash-agent")) / "project-trust.json")

@@ -296,7 +296,7 @@ def test_preview_of_other_tools_is_their_arguments(tmp_path):
 
 
 def test_config_and_cli_option(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # project approvals (agent/trust.py) in tmp
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # project approvals (agent/trust.py) in tmp
     config = load_config(tmp_path, {"approval": "never-ask"})
     assert config.approval == "never-ask" and config.allow == [] and config.deny == []
     (tmp_path / ".agent").mkdir()
