@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import warnings
 from typing import Annotated, Any, Callable, Iterable
 
 from mcp.types import (AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, ResourceLink,
@@ -43,8 +44,8 @@ def params_model(tool_name: str, schema: dict[str, Any]) -> type[BaseModel]:
     required = set(schema.get("required", []))
     fields: dict[str, Any] = {}
     for name, spec in (schema.get("properties") or {}).items():
-        if not name.isidentifier() or name.startswith(("model_", "_")) or hasattr(BaseModel, name):
-            continue  # still accepted as an extra key
+        if not name.isidentifier() or name.startswith(("model_", "_")):
+            continue  # pydantic refuses these as field names; still accepted as an extra key
         kind = spec.get("type") if isinstance(spec, dict) else None
         annotation: Any = _JSON_TYPES.get(kind, Any) if isinstance(kind, str) else Any
         if annotation in (list, dict, Any):
@@ -54,7 +55,9 @@ def params_model(tool_name: str, schema: dict[str, Any]) -> type[BaseModel]:
         default = ... if name in required else None
         fields[name] = (annotation if name in required else annotation | None, Field(default, description=description or None))
     config = ConfigDict(extra="allow", protected_namespaces=())
-    return create_model(f"{sanitize_name(tool_name)}_params", __config__=config, **fields)
+    with warnings.catch_warnings():  # `json`, `copy`...: they shadow BaseModel methods, and work as fields
+        warnings.simplefilter("ignore", UserWarning)
+        return create_model(f"{sanitize_name(tool_name)}_params", __config__=config, **fields)
 
 
 def untrusted_text(text: str, limit: int = MAX_DESCRIPTION) -> str:
@@ -71,7 +74,7 @@ class UnusableTool(ValueError):
 def checked_schema(schema: Any, limit: int = MAX_SCHEMA_CHARS) -> tuple[dict[str, Any], int]:
     """The schema as the model will see it, and its size; descriptions are dropped when it is over `limit`.
     Raises `UnusableTool` for a schema that is not an object schema or is still too big."""
-    if schema is None:
+    if schema is None or schema == {}:
         return {"type": "object", "properties": {}}, 0
     if not isinstance(schema, dict):
         raise UnusableTool(f"its input schema is a {type(schema).__name__}, not an object")

@@ -87,6 +87,7 @@ def test_hostile_schemas_cost_only_their_tool(tmp_path, scripted):
         assert set(tools["bash__underscore"].Params.model_fields) == {"y"}
         ctx = ToolContext(tmp_path)
         assert tools["bash__underscore"].invoke({"_x": "1", "y": "2"}, ctx).output == "underscore got {'y': 2, '_x': '1'}"
+        assert set(tools["bash__shadowing"].Params.model_fields) == {"json", "copy"}  # `json` works as a field
         assert "shadowing got" in tools["bash__shadowing"].invoke({"json": "j"}, ctx).output
         # a schema over the limit loses its descriptions instead of the tool
         assert "description" not in str(tools["bash__wordy"].input_schema)
