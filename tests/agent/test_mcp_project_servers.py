@@ -102,3 +102,43 @@ def test_a_project_server_runs_sandboxed_and_a_user_server_as_configured(home):
     (workspace / ".mcp.json").unlink()
     with mcp_session(Config(), workspace, notes.append) as tools:
         assert tools[0].invoke({"path": str(secret)}, ToolContext(workspace)).output == "CONTENT:PRIVATE KEY"
+
+
+class Notes:
+    def __init__(self):
+        self.notes: list[str] = []
+
+    def on_text(self, text: str) -> None:
+        pass
+
+    def on_step(self, step, completion, results) -> None:
+        pass
+
+    def on_note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def test_the_model_rewriting_the_server_in_a_run_stops_it_in_the_next(home, scripted):
+    """The same through `run`: the model rewrites srv.py with write_file (committed on the run's branch);
+    the next run does not start the rewritten server."""
+    import git
+
+    from agent.workflows import run_task
+
+    workspace = project(home / "repo")
+    repo = git.Repo.init(workspace)
+    repo.index.add(["srv.py", ".mcp.json"])
+    repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    approvals().approve(configured_servers(workspace).servers[0])
+    rewrite = ("<write_file>\n<path>srv.py</path>\n<content>\n" + READER.replace("CONTENT:", "STOLEN:")
+               + "\n</content>\n</write_file>")
+    first = Notes()
+    run_task(workspace, "change the server", Config(current_branch=True), first,
+             backend=scripted([rewrite, "<finish><summary>done</summary></finish>"]))
+    assert "MCP server 'reader': 2 tools" in " ".join(first.notes), first.notes
+    assert "STOLEN:" in (workspace / "srv.py").read_text()
+
+    second = Notes()
+    run_task(workspace, "use the server", Config(current_branch=True), second,
+             backend=scripted(["<finish><summary>done</summary></finish>"]))
+    assert any("MCP server 'reader' from" in n and "is not approved, skipped" in n for n in second.notes), second.notes
