@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.cli import _fail, app, err
-from agent.config import ConfigError, ProjectReview, review_project
+from agent.config import ConfigError, ProjectReview, printable, review_project
 from agent.trust import trust_store
 
 
@@ -21,7 +21,7 @@ def describe_review(review: ProjectReview) -> list[str]:
     lines = [f"{review.file} widens what the agent may do (your setting -> the project's):"]
     lines += [f"    {change.describe()}" for change in review.changes]
     lines += [f"    {name}: never read from a project file (ignored)" for name in review.refused]
-    return lines
+    return [printable(line) for line in lines]
 
 
 def ask_trust_on_terminal(review: ProjectReview, stdin: IO[str] | None = None, console: Console | None = None) -> bool | None:

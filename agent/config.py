@@ -138,8 +138,8 @@ def load_config(project: Path | None = None, overrides: dict[str, Any] | None = 
     if review is None:
         return _validate(user)
     for name in review.refused:
-        warn(f"warning: {review.file} sets `{name}`, which is read only from your user config "
-             f"({user_config_path()}), the environment or flags: ignored")
+        warn(printable(f"warning: {review.file} sets `{name}`, which is read only from your user config "
+                       f"({user_config_path()}), the environment or flags: ignored"))
     values = dict(review.values)
     if review.changes and not trust_store().approved(review.project, review.widening()):
         if ask is not None and ask(review):
@@ -148,8 +148,8 @@ def load_config(project: Path | None = None, overrides: dict[str, Any] | None = 
             for change in review.changes:
                 values.pop(change.name)
             names = ", ".join(c.name for c in review.changes)
-            warn(f"warning: {review.file} widens {names}: ignored until you approve it with "
-                 f"`agent trust {review.project}`")
+            warn(printable(f"warning: {review.file} widens {names}: ignored until you approve it with "
+                           f"`agent trust {review.project}`"))
     layers = [user[0], _Layer(str(review.file), values), *user[1:]]
     return _validate(layers)
 
@@ -239,6 +239,11 @@ def _explain(error: Any, where: dict[str, str]) -> str:
         source = f"command line (--{name.replace('_', '-')})"
     message = error["msg"].removeprefix("Value error, ")
     return f"{source}: {name}: {message} (got {_show(error.get('input'))})"
+
+
+def printable(text: str) -> str:
+    """For the terminal: control characters (a path or value could carry escape sequences) written as escapes."""
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
 
 
 def _show(value: Any) -> str:

@@ -189,3 +189,8 @@ def test_the_terminal_question_shows_each_change_and_reads_y_or_n(home):
     assert ask_trust_on_terminal(review, FakeTerminal("\n"), console) is False
     assert ask_trust_on_terminal(review, FakeTerminal(""), console) is False  # end of input
     assert ask_trust_on_terminal(review, io.StringIO("y\n"), console) is None  # not a terminal
+
+    (project / ".agent" / "config.toml").write_text('allow = ["ok \\u001b[2J\\u001b[H hidden"]\n')
+    shown.truncate(0)
+    ask_trust_on_terminal(review_project(project), FakeTerminal("n\n"), console)
+    assert "\x1b" not in shown.getvalue() and "\\x1b[2J" in shown.getvalue()  # an escape sequence cannot hide it
