@@ -104,15 +104,13 @@ def mcp_test(
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve a project server without asking."),
 ) -> None:
     """Start one server, list its tools, and stop it: exit code 1 when it does not work."""
+    from agent.config import ConfigError, load_config
     from agent.mcp_setup import ask_on_terminal
     from tools.mcp_client import MCPHub
 
-    from agent.config import ConfigError, load_config
-    from agent.mcp_setup import sandbox_policy
-
     server = _find(name, project)
     try:
-        policy = sandbox_policy(load_config(project or Path.cwd()))
+        policy = load_config(project or Path.cwd()).sandbox_policy()
     except ConfigError as exc:
         _fail(str(exc))
     if not approvals().approved(server):

@@ -19,6 +19,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inference.models import DEFAULT_MODEL
+from tools.sandbox import SandboxPolicy
 
 ENV_PREFIX = "DFLASH_AGENT_"
 # DFLASH_AGENT_* variables that are not settings (read elsewhere): not reported as unknown.
@@ -61,6 +62,10 @@ class Config(BaseModel):
     approval: Literal["auto", "ask", "never-ask"] = "auto"  # who approves tool calls (see tools/approval.py)
     allow: list[str] = []  # approval rules: "git status", "cmd:python -m pytest", "tool:write_file", "mcp:release"
     deny: list[str] = []  # the same forms; deny wins over allow
+
+    def sandbox_policy(self) -> SandboxPolicy:
+        """Where commands and project MCP servers may reach (one policy for everything that runs project code)."""
+        return SandboxPolicy(mode=self.sandbox, network=self.network, allow_env=self.tool_env)
 
 
 _SANDBOX_ORDER = ["read-only", "workspace-write", "full-access"]

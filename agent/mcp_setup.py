@@ -15,7 +15,6 @@ from agent.config import Config, user_config_path
 from tools.mcp import MCPTool, mcp_tools
 from tools.mcp_client import MCPHub, ServerStatus
 from tools.mcp_config import Approvals, LoadedServers, MCPServerConfig, load_servers
-from tools.sandbox import SandboxPolicy
 
 
 def user_mcp_file() -> Path:
@@ -73,15 +72,10 @@ def mcp_session(config: Config, workspace: Path, note: Callable[[str], None] = l
     if not servers:
         yield []
         return
-    with MCPHub(servers, log_dir(), sandbox_policy(config)) as hub:
+    with MCPHub(servers, log_dir(), config.sandbox_policy()) as hub:
         for status in hub.statuses():
             note(describe_status(status))
         yield mcp_tools(hub, builtin_tool_names(), note)
-
-
-def sandbox_policy(config: Config) -> SandboxPolicy:
-    """The bash tool's policy (agent/runtime.py), which project servers run under too."""
-    return SandboxPolicy(mode=config.sandbox, network=config.network, allow_env=config.tool_env)
 
 
 def builtin_tool_names() -> set[str]:
