@@ -101,11 +101,16 @@ def _size(schema: dict[str, Any]) -> int:
         raise UnusableTool(f"its input schema cannot be written as JSON ({type(exc).__name__})") from None
 
 
-def _without_docs(value: Any, depth: int = 0) -> Any:
+_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions")  # their keys are names, not keywords
+
+
+def _without_docs(value: Any, depth: int = 0, names: bool = False) -> Any:
+    """The schema without its documentation keywords (a parameter named `title` stays)."""
     if depth > 64:
         raise UnusableTool("its input schema is nested more than 64 levels deep")
     if isinstance(value, dict):
-        return {k: _without_docs(v, depth + 1) for k, v in value.items() if k not in _DOC_KEYS}
+        return {k: _without_docs(v, depth + 1, names=not names and k in _NAME_MAPS)
+                for k, v in value.items() if names or k not in _DOC_KEYS}
     if isinstance(value, list):
         return [_without_docs(v, depth + 1) for v in value]
     return value

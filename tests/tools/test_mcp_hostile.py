@@ -114,6 +114,15 @@ def test_schemas_the_sdk_would_refuse_are_refused_here_too():
     assert checked_schema(None) == ({"type": "object", "properties": {}}, 0)
 
 
+def test_a_reduced_schema_keeps_parameters_named_like_keywords():
+    words = "long words " * 300
+    schema = {"type": "object", "description": words, "properties": {
+        "title": {"type": "string", "description": words}, "default": {"type": "integer", "title": "x"}}}
+    reduced, size = checked_schema(schema, limit=2000)
+    assert reduced == {"type": "object", "properties": {"title": {"type": "string"}, "default": {"type": "integer"}}}
+    assert size < 2000
+
+
 def test_total_schema_budget_skips_what_does_not_fit(tmp_path):
     notes: list[str] = []
     with MCPHub([hostile(tmp_path, "h")], tmp_path / "logs") as hub:
