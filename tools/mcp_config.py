@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -37,8 +37,8 @@ class MCPServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = {}
-    startup_timeout: float = 20.0
-    tool_timeout: float = 120.0
+    startup_timeout: float = Field(20.0, gt=0)
+    tool_timeout: float = Field(120.0, gt=0)
     disabled: bool = False
     origin: str = ""  # the file it came from
     scope: Literal["user", "project"] = "user"
@@ -171,7 +171,10 @@ def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "
             origin=origin,
             scope=scope,
         )
-    except (ValidationError, TypeError, ValueError) as exc:  # MCPConfigError included
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {problems}") from None
+    except (TypeError, ValueError) as exc:  # MCPConfigError included
         raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {exc}") from None
     return entry
 

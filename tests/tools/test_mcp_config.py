@@ -108,3 +108,9 @@ def test_project_approval_covers_the_workspace_files_the_command_names(tmp_path)
     # the workspace itself named as the server's data: editing a file in it is not a new server
     assert not changes((".",), lambda: (project / "data.txt").write_text("v2"))
     assert not changes(("srv.py",), lambda: (project / "data.txt").write_text("v3"))  # files it does not name
+
+
+def test_bad_timeouts_are_one_line_problems(tmp_path):
+    with pytest.raises(MCPConfigError) as caught:
+        parse_entry("t", {"command": "x", "tool_timeout": -1}, "mcp.json")
+    assert str(caught.value) == "server 't' in mcp.json: tool_timeout: Input should be greater than 0 (got -1.0)"
