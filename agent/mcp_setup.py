@@ -51,8 +51,9 @@ def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], boo
             continue
         if not store.approved(server):
             if not ask(server):
+                where = f" --project {server.root}" if server.root else ""
                 note(f"MCP server {server.name!r} from {server.origin} is not approved, skipped; approve it with "
-                     f"`agent mcp approve {server.name}` after checking: {server.launch_line()}")
+                     f"`agent mcp approve {server.name}{where}` after checking: {server.launch_line()}")
                 continue
             store.approve(server)
         allowed.append(server)
