@@ -71,12 +71,14 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 def _workflow(fn, target: Path, text: str, overrides: dict, as_json: bool) -> None:
+    from agent.cli_trust import ask_trust_on_terminal
     from agent.display import TerminalEvents, print_summary
 
     from agent.workflows import RunInterrupted
 
     try:
-        config = load_config(target if target.is_dir() else None, overrides)
+        config = load_config(target if target.is_dir() else None, overrides, ask=ask_trust_on_terminal,
+                             warn=lambda text: err.print(text, highlight=False, markup=False, soft_wrap=True))
         result = fn(target, text, config, TerminalEvents(err))
     except RunInterrupted as stop:
         where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
@@ -166,6 +168,7 @@ def models_pull(
 # engine, serve, bench and doctor live in their own module; importing it registers them on `app`
 from agent import cli_inference, cli_mcp, cli_skills  # noqa: E402,F401
 from agent import cli_git  # noqa: E402,F401  (undo, refactor)
+from agent import cli_trust  # noqa: E402,F401  (trust)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,6 @@ from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver
 from tools.base import Tool, ToolContext, ToolPolicy
 from tools.files import file_tools
-from tools.sandbox import SandboxPolicy
 from tools.shell import BashTool
 
 _embedded_cache: dict[tuple[str, int], EmbeddedBackend] = {}
@@ -94,7 +93,7 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
     return Agent(
         backend,
         default_tools() + tools + (extra_tools or []),
-        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox=sandbox_policy(config)),
+        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout, sandbox=config.sandbox_policy()),
                     approver=approver(config, events)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
@@ -104,12 +103,6 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         verify=verify,
         prompt_sections=sections,
     )
-
-
-def sandbox_policy(config: Config) -> SandboxPolicy:
-    """The run's one sandbox policy: bash, the project's tests (verification) and project MCP servers all
-    run under it (tools.shell.run_command, tools.sandbox.wrap_command)."""
-    return SandboxPolicy(mode=config.sandbox, network=config.network, allow_env=config.tool_env)
 
 
 def approver(config: Config, events: AgentEvents | None = None) -> Approver:

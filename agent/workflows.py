@@ -15,7 +15,7 @@ from agent.config import Config
 from agent.errors import UserError
 from agent.loop import AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
-from agent.runtime import backend_session, build_agent, check_backend, sandbox_policy
+from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
 from inference.backend import ChatBackend, Message
 from tools.shell import run_command
@@ -177,7 +177,7 @@ def run_project_tests(workspace: Path, config: Config) -> TestOutcome | None:
 def run_verification(workspace: Path, command: str, config: Config) -> TestOutcome:
     """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
     project's tests are code the model wrote: they run under the run's sandbox policy, like bash."""
-    outcome = run_command(command, workspace, config.command_timeout, 4000, sandbox_policy(config))
+    outcome = run_command(command, workspace, config.command_timeout, 4000, config.sandbox_policy())
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
 

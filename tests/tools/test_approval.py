@@ -301,12 +301,13 @@ def test_preview_of_other_tools_is_their_arguments(tmp_path):
 # ---------------------------------------------------------------- configuration and the real agent
 
 
-def test_config_and_cli_option(tmp_path):
+def test_config_and_cli_option(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # project approvals (agent/trust.py) in tmp
     config = load_config(tmp_path, {"approval": "never-ask"})
     assert config.approval == "never-ask" and config.allow == [] and config.deny == []
     (tmp_path / ".agent").mkdir()
     (tmp_path / ".agent" / "config.toml").write_text('approval = "ask"\nallow = ["git status", "mcp:time"]\ndeny = ["git push"]\n')
-    config = load_config(tmp_path)
+    config = load_config(tmp_path, ask=lambda review: True)  # `allow` from a project file needs approval
     built = approver_from_config(config)
     assert built.policy.model_dump() == {"mode": "ask", "allow": ["git status", "mcp:time"], "deny": ["git push"]}
     assert isinstance(built.ask, TerminalApproval)
