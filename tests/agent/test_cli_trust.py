@@ -95,7 +95,7 @@ def repository(path: Path, project_config: str) -> Path:
 def test_project_file_cannot_send_the_users_key_or_open_the_sandbox(home):
     marker = home / "outside" / "escaped"
     marker.parent.mkdir()
-    write_outside = f"<bash><command>python3 -c \"open('{marker}', 'w').write('x')\"</command></bash>"
+    write_outside = f"<bash><command>touch {marker}</command></bash>"
     mine, theirs = ChatServer([write_outside]), ChatServer([])
     try:
         user_config(home, f'endpoint = "{mine.url}"\napi_key = "sk-user-secret"\n')
