@@ -141,6 +141,8 @@ def _print_plan(chosen, engine_key: str | None, host: str, port: int | None, gpu
         _fail(str(exc))
     srv.check_drafter(chosen, caps)
     memory = plan_profile(chosen, caps.dflash_dialect, gpu_memory=size)
+    if gpu_memory and chosen.device == "gpu":
+        memory.available_from = f"--gpu-memory {gpu_memory}"
     typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}")
     if not memory.fits:
         raise typer.Exit(1)

@@ -36,6 +36,7 @@ CUDA_GLOBS = ("/usr/local/cuda/bin", "/usr/local/cuda-*/bin", "/opt/cuda/bin")  
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
 MIN_CUDA_FOR_ARCH = {"100": (12, 8), "101": (12, 8), "120": (12, 8), "90": (11, 8), "89": (11, 8), "87": (11, 4),
                      "86": (11, 1), "80": (11, 0), "75": (10, 0), "70": (9, 0)}
+LAST_CUDA_BEFORE_13 = (12, 9)  # CUDA 13 dropped the architectures before Turing (sm_75)
 RAM_PER_JOB = {"cuda": 4 * 1024**3, "cpu": 1 * 1024**3, "metal": 1 * 1024**3}  # nvcc with FA_ALL_QUANTS: ~3-4 GB/job
 UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
 SDIST_VERSION = "0.3.36"
@@ -223,6 +224,10 @@ def check_toolkit(nvcc: Path, cuda_arch: str | None) -> None:
         raise EngineBuildError(
             f"CUDA {version[0]}.{version[1]} ({nvcc}) cannot target sm_{cuda_arch}: it needs CUDA >= "
             f"{needed[0]}.{needed[1]}; install a newer toolkit and put its bin folder first on PATH")
+    if version and cuda_arch and cuda_arch.isdigit() and int(cuda_arch) < 75 and version > LAST_CUDA_BEFORE_13:
+        raise EngineBuildError(
+            f"CUDA {version[0]}.{version[1]} ({nvcc}) dropped sm_{cuda_arch}: install CUDA 12.x for this GPU and put "
+            "its bin folder first on PATH (or set CUDA_HOME)")
 
 
 def default_jobs(backend: str, cores: int | None = None, ram_available: int | None = None) -> int:

@@ -99,7 +99,11 @@ def test_build_options_render_the_guide_flags():
 
 
 def test_cuda_without_nvcc_is_a_clear_error(monkeypatch, tmp_path):
+    from inference import engine as engine_module
+
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setattr(engine_module, "CUDA_GLOBS", ())  # this machine has a real toolkit in /usr/local/cuda
     with pytest.raises(EngineBuildError, match="nvcc is not on PATH"):
         detect_build_options("cuda")
 
@@ -179,7 +183,8 @@ def fake_toolkit(folder, release: str = "12.4"):
     """A CUDA toolkit folder as NVIDIA installs it: bin/nvcc, here a script printing a real `nvcc --version`."""
     nvcc = folder / "bin" / "nvcc"
     nvcc.parent.mkdir(parents=True)
-    nvcc.write_text(f"#!/bin/sh\ncat <<'EOF'\n{NVCC_VERSION.format(release=release)}EOF\n")
+    text = NVCC_VERSION.format(release=release)
+    nvcc.write_text(f"#!/bin/sh\nprintf '%s' '{text}'\n")  # a shell builtin: works with an empty PATH
     nvcc.chmod(0o755)
     return nvcc
 
@@ -208,6 +213,20 @@ def test_nvcc_is_found_in_a_toolkit_folder_off_path(tmp_path, monkeypatch):
     assert find_nvcc() == nvcc
 
 
+def test_a_real_toolkit_off_path_is_found(monkeypatch, tmp_path):
+    """NVIDIA's installer puts nvcc in /usr/local/cuda/bin, off PATH (as on this project's machine)."""
+    from pathlib import Path
+
+    from inference.engine import find_nvcc, nvcc_version
+
+    if not Path("/usr/local/cuda/bin/nvcc").exists():
+        pytest.skip("no CUDA toolkit installed in /usr/local/cuda on this machine")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    found = find_nvcc()
+    assert found is not None and found.parent.parent.name.startswith("cuda") and nvcc_version(found) >= (11, 0)
+
+
 def test_a_gpu_without_toolkit_stops_instead_of_building_for_cpu(tmp_path, monkeypatch):
     from inference import engine as engine_module
 
@@ -232,6 +251,10 @@ def test_a_toolkit_too_old_for_the_gpu_is_refused(tmp_path, monkeypatch):
     with pytest.raises(EngineBuildError, match=r"CUDA 11.7 .* cannot target sm_89: it needs CUDA >= 11.8"):
         detect_build_options()
     assert detect_build_options("cuda", cuda_arch="86").cuda_arch == "86"  # 11.7 can build for a 3090
+    fake_toolkit(tmp_path / "cuda13", release="13.0")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'cuda13' / 'bin'}:{tmp_path / 'bin'}")
+    with pytest.raises(EngineBuildError, match=r"CUDA 13.0 .* dropped sm_61"):
+        detect_build_options("cuda", cuda_arch="61")  # a GTX 1080: CUDA 13 no longer targets it
 
 
 def test_default_jobs_follow_free_ram_as_well_as_cores():

@@ -136,6 +136,15 @@ def test_drafter_facts_in_the_catalog():
 
 
 @pytest.mark.model
+def test_the_real_qwen_header_is_the_catalogs_shape(qwen_path):
+    from inference.models import QWEN_1_5B
+
+    assert ModelShape.from_gguf(qwen_path) == QWEN_1_5B.shape
+    facts = model_facts("qwen2.5-coder-1.5b", qwen_path)
+    assert facts.weights == qwen_path.stat().st_size and "header of" in facts.source
+
+
+@pytest.mark.model
 def test_the_real_qwen_plan_matches_what_llama_server_allocates(engine, qwen_path, tmp_path):
     """llama-server logs its KV buffer size; the plan must give the same figure for the same file and context."""
     from inference.server import ManagedServer
