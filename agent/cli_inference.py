@@ -140,7 +140,7 @@ def _print_plan(chosen, engine_key: str | None, host: str, port: int | None, gpu
     except ValueError as exc:
         _fail(str(exc))
     srv.check_drafter(chosen, caps)
-    memory = plan_profile(chosen, caps.dflash_dialect, gpu_memory=size)
+    memory = plan_profile(chosen, gpu_memory=size)
     if gpu_memory and chosen.device == "gpu":
         memory.available_from = f"--gpu-memory {gpu_memory}"
     typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}")
@@ -248,7 +248,7 @@ def doctor() -> None:
         try:
             caps, _, described = planned_engine(p)
             render(p, caps, placeholders, "127.0.0.1", 1)
-            plan = plan_profile(p, caps.dflash_dialect)
+            plan = plan_profile(p)
         except ProfileError as exc:
             console.print(f"  [red]no[/red]   {p.name}: {str(exc).splitlines()[0]}", highlight=False)
             continue

@@ -124,15 +124,14 @@ def _pad(cells: int) -> int:
     return math.ceil(cells / KV_PAD) * KV_PAD
 
 
-def build_plan(profile, target: ModelFacts, draft: ModelFacts | None, *, dflash_dialect: str,
-               available: int | None, available_from: str) -> MemoryPlan:
+def build_plan(profile, target: ModelFacts, draft: ModelFacts | None, *, available: int | None,
+               available_from: str) -> MemoryPlan:
     """Every allocation of `profile` (an inference.profiles.Profile) for these models, against `available`."""
     ubatch = profile.ubatch or DEFAULT_UBATCH
     dflash = profile.speculative == "dflash"
-    # BeeLlama creates 2 sequences per slot when speculating (server-context.cpp), which doubles the window cells
-    seqs = profile.parallel * (2 if dflash and dflash_dialect == "beellama" else 1)
-    kv, kv_detail = kv_cache_bytes(target.shape, profile.ctx_size, ubatch=ubatch, seqs=seqs, unified=profile.kv_unified,
-                                   cache_type_k=profile.cache_type_k, cache_type_v=profile.cache_type_v)
+    kv, kv_detail = kv_cache_bytes(target.shape, profile.ctx_size, ubatch=ubatch, seqs=profile.parallel,
+                                   unified=profile.kv_unified, cache_type_k=profile.cache_type_k,
+                                   cache_type_v=profile.cache_type_v)
     terms = [PlanTerm(label="target weights", bytes=target.weights, detail=f"{target.id} ({target.source})"),
              PlanTerm(label="target KV cache", bytes=kv, detail=kv_detail),
              PlanTerm(label="target compute", bytes=compute_bytes(target.shape, ubatch),
@@ -201,11 +200,11 @@ def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | Non
     return gpu.memory_free, f"free memory of {gpu.name}"
 
 
-def plan_profile(profile, dflash_dialect: str, *, paths: dict[str, Path] | None = None,
+def plan_profile(profile, *, paths: dict[str, Path] | None = None,
                  gpu_memory: int | None = None) -> MemoryPlan:
     """The plan of `profile` on this machine (or on a card of `gpu_memory` bytes)."""
     paths = paths or {}
     target = model_facts(profile.target, paths.get(profile.target))
     draft = model_facts(profile.draft, paths.get(profile.draft)) if profile.draft else None
     available, where = device_memory(profile.device, gpu_memory)
-    return build_plan(profile, target, draft, dflash_dialect=dflash_dialect, available=available, available_from=where)
+    return build_plan(profile, target, draft, available=available, available_from=where)

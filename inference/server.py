@@ -105,7 +105,7 @@ class ManagedServer:
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
         check_drafter(self.profile, self.engine.capabilities, paths)
         if self.check_memory:
-            check_fits(self.profile, paths, self.engine.capabilities)
+            check_fits(self.profile, paths)
         return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
 
     def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
@@ -240,9 +240,9 @@ def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] |
             "or use the pinned BeeLlama (`agent engine build --source beellama`), which loads it as is")
 
 
-def check_fits(profile: Profile, paths: dict[str, Path], caps: Capabilities | None = None) -> MemoryPlan:
+def check_fits(profile: Profile, paths: dict[str, Path]) -> MemoryPlan:
     """Refuse, before launch, a profile whose plan does not fit the GPU (gpu profiles) or the RAM."""
-    plan = plan_profile(profile, caps.dflash_dialect if caps else "none", paths=paths)
+    plan = plan_profile(profile, paths=paths)
     if plan.available is None:
         raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")
     if not plan.fits:
@@ -252,7 +252,7 @@ def check_fits(profile: Profile, paths: dict[str, Path], caps: Capabilities | No
 
 def fit_together(profiles: list[Profile]) -> bool:
     """Whether all these profiles' servers can be up at once (on the device the first one uses); no download."""
-    plans = [plan_profile(p, "beellama") for p in profiles]  # the larger DFlash figure: never a false "together"
+    plans = [plan_profile(p) for p in profiles]
     return plans[0].available is not None and sum(p.total for p in plans) <= plans[0].available
 
 

@@ -1,6 +1,6 @@
 """A model's memory-relevant shape (per-layer KV heads and head sizes, sliding window, vocabulary), read from
-a GGUF header with the `gguf` package, which keeps array-valued keys (llama-cpp-python's metadata drops them,
-and Gemma 4 stores its KV heads per layer). The catalog carries the same facts for files not yet downloaded.
+the GGUF header alone with array-valued keys kept (llama-cpp-python's metadata drops them, and Gemma 4 stores its
+KV heads per layer). The catalog carries the same facts for files not yet downloaded.
 """
 
 from __future__ import annotations

@@ -90,13 +90,13 @@ def test_kv_cache_sizes_sliding_layers_by_the_window():
 @pytest.mark.parametrize("name", ["gemma4-31b", "gemma4-31b-dflash", "gemma4-31b-dflash-safe"])
 def test_both_gemma_profiles_fit_24_gib_from_the_file_and_from_the_catalog(gemma_files, name):
     profile = BUILTIN_PROFILES[name]
-    from_file = plan_profile(profile, "beellama", paths=gemma_files, gpu_memory=24 * GIB)
+    from_file = plan_profile(profile, paths=gemma_files, gpu_memory=24 * GIB)
     # the synthetic files have no real weights: count the catalog's weights, the header's shape
     facts = {m: model_facts(m, gemma_files[m]).model_copy(update={"weights": model_facts(m).weights})
              for m in profile.models()}
-    plan = build_plan(profile, facts["gemma4-31b"], facts.get("gemma4-31b-dflash"), dflash_dialect="beellama",
+    plan = build_plan(profile, facts["gemma4-31b"], facts.get("gemma4-31b-dflash"),
                       available=24 * GIB, available_from="--gpu-memory")
-    catalog = plan_profile(profile, "beellama", gpu_memory=24 * GIB)
+    catalog = plan_profile(profile, gpu_memory=24 * GIB)
     assert plan.fits and catalog.fits and plan.total == catalog.total
     assert from_file.total < catalog.total  # tiny files: the header's shape, the file's own size
     assert plan.total > 19e9  # weights 17.5 GB + KV + buffers: a real figure, not a token one
@@ -104,7 +104,7 @@ def test_both_gemma_profiles_fit_24_gib_from_the_file_and_from_the_catalog(gemma
 
 
 def test_16_gib_does_not_fit_and_says_what():
-    plan = plan_profile(BUILTIN_PROFILES["gemma4-31b-dflash"], "beellama", gpu_memory=16 * GIB)
+    plan = plan_profile(BUILTIN_PROFILES["gemma4-31b-dflash"], gpu_memory=16 * GIB)
     assert not plan.fits
     assert "does not fit" in plan.verdict() and "target weights alone (17.50 GB) exceed it" in plan.verdict()
 
@@ -150,7 +150,7 @@ def test_the_real_qwen_plan_matches_what_llama_server_allocates(engine, qwen_pat
     from inference.server import ManagedServer
 
     profile = BUILTIN_PROFILES["qwen-cpu"]
-    plan = plan_profile(profile, engine.capabilities.dflash_dialect, paths={"qwen2.5-coder-1.5b": qwen_path})
+    plan = plan_profile(profile, paths={"qwen2.5-coder-1.5b": qwen_path})
     kv = next(t for t in plan.terms if t.label == "target KV cache")
     assert kv.bytes == 28 * 2 * 128 * 4 * 8192  # from the header: 28 layers x 2 KV heads x 128, f16, 8192 cells
     with ManagedServer(engine, profile, log_dir=tmp_path, model_paths={"qwen2.5-coder-1.5b": qwen_path}) as server:
