@@ -10,11 +10,13 @@
 #   scripts/gpu-check.sh             the whole check (the engine build alone can take 10-20 minutes)
 #   scripts/gpu-check.sh --dry-run   no GPU needed: doctor and plans for a 24 GiB card; GPU steps are printed only
 #
-# Environment: AGENT (default .venv/bin/agent), OUT, JOBS (compile jobs), CUDA_ARCH (e.g. 89), PULL=1 (download
+# Environment: AGENT (default .venv/bin/agent), PYTHON (the one beside it), OUT, JOBS (compile jobs),
+# CUDA_ARCH (e.g. 89), PULL=1 (download
 # the Gemma files first: about 18.6 GB), BENCH_TOKENS (default 1200, the seed's).
 set -uo pipefail
 
 AGENT=${AGENT:-.venv/bin/agent}
+PYTHON=${PYTHON:-$(dirname "$(command -v "$AGENT")")/python}  # the interpreter beside the agent script
 OUT=${OUT:-gpu-check-out}
 DRY=0
 [[ ${1:-} == --dry-run ]] && DRY=1
@@ -27,7 +29,7 @@ gpu() {  # a step that needs the GPU: printed in a dry run, run otherwise
     if ((DRY)); then printf '(dry run, not run) %s\n' "$*"; else "$@"; fi
 }
 cached() {  # are all these catalog models in the cache (verified)?
-    "${AGENT%/agent}/python" - "$@" <<'EOF'
+    "$PYTHON" - "$@" <<'EOF'
 import sys
 from inference.fetch import cached_model
 from inference.models import get_model
@@ -82,7 +84,7 @@ for profile in "${PROFILES[@]}"; do
     url=$("$AGENT" serve --profile "$profile" --background) || { echo "$profile: did not start"; continue; }
     echo "$profile: up at $url"
     curl -fsS "${url%/v1}/health"; echo
-    curl -fsS "${url%/v1}/slots" | "${AGENT%/agent}/python" -c \
+    curl -fsS "${url%/v1}/slots" | "$PYTHON" -c \
         'import json,sys; print("slot 0 speculative:", json.load(sys.stdin)[0].get("speculative"))'
     "$AGENT" serve --stop
 done
