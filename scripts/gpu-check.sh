@@ -11,8 +11,7 @@
 #   scripts/gpu-check.sh --dry-run   no GPU needed: doctor and plans for a 24 GiB card; GPU steps are printed only
 #
 # Environment: AGENT (default .venv/bin/agent), PYTHON (the one beside it), OUT, JOBS (compile jobs),
-# CUDA_ARCH (e.g. 89), PULL=1 (download
-# the Gemma files first: about 18.6 GB), BENCH_TOKENS (default 1200, the seed's).
+# CUDA_ARCH (e.g. 89), PULL=1 (download the Gemma files first: about 18.6 GB), BENCH_TOKENS (default 1200).
 set -uo pipefail
 
 AGENT=${AGENT:-.venv/bin/agent}
