@@ -119,3 +119,16 @@ def test_a_profile_that_is_not_a_table_or_extends_nothing_known_is_named(tmp_pat
     config.write_text("[profiles.mine\n")
     with pytest.raises(ProfileError, match="not valid TOML"):
         load_profiles(config)
+
+
+def test_the_dflash_profiles_render_for_beellama_v04():
+    """v0.4.x (facts file): `--spec-type draft-dflash`, no cross-ctx, the profit controller turned off by
+    `--spec-dm-controller off`, `--no-mmap`/`--mlock` still there (v0.4.2 adds `--load-mode` beside them)."""
+    v04 = parse_help("--spec-type [none|ngram-mod|draft-simple|draft-mtp|draft-dflash]\n"
+                     "--spec-dm-controller [profit|off]\n--load-mode MODE\n" + " ".join(
+                         t for t in GUIDE_DFLASH.split() + ["-cd", "--spec-draft-n-max"]
+                         if t.startswith("-") and t != "--spec-dflash-cross-ctx"))
+    assert v04.dflash_dialect == "upstream"
+    args = render(BUILTIN_PROFILES["gemma4-31b-dflash-safe"], v04, PATHS, "127.0.0.1", 1)
+    assert args[4:6] == ["--spec-type", "draft-dflash"] and "--spec-dflash-cross-ctx" not in args
+    assert args[-2:] == ["--spec-dm-controller", "off"] and "--no-mmap" in args and "--mlock" in args
