@@ -17,7 +17,7 @@ import platformdirs
 from pydantic import BaseModel
 
 from inference.engine import Capabilities, Engine
-from inference.fetch import fetch_model, model_path
+from inference.fetch import fetch_model
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.models import get_model
 from inference.profiles import Profile, ProfileError, render
@@ -94,12 +94,9 @@ class ManagedServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def argv(self, fetch: bool = True) -> list[str]:
-        """The command line; `fetch=False` (`--print-args`) names where the files are or would be, fetches nothing
-        and checks no memory."""
-        if not fetch:
-            paths = {m: self.model_paths.get(m) or model_path(get_model(m)) for m in self.profile.models()}
-            return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
+    def argv(self) -> list[str]:
+        """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
+        either)."""
         # refuse a profile the engine cannot run before downloading gigabytes for it
         render(self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
