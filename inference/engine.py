@@ -402,7 +402,7 @@ def _require_toolchain(options: BuildOptions) -> None:
     missing = [tool for tool in ("cmake", "git") if not shutil.which(tool)]
     if not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
         missing.append("a C++ compiler (g++ or clang++)")
-    if options.backend == "cuda" and not (options.nvcc and os.access(options.nvcc, os.X_OK)):
+    if options.backend == "cuda" and not (options.nvcc and os.access(options.nvcc, os.X_OK)) and not find_nvcc():
         missing.append("nvcc (the CUDA toolkit)")
     if missing:
         raise EngineBuildError(
