@@ -58,7 +58,7 @@ def read_metadata(path: Path) -> dict[str, object]:
         with path.open("rb") as fh:
             magic, version = struct.unpack("<II", fh.read(8))
             if magic != GGUF_MAGIC or not 1 < version < 0xFFFF:
-                raise ShapeError(f"{path} is not a readable GGUF file (bad magic or a big-endian file)")
+                raise ShapeError(f"{path} is not a readable GGUF file (bad magic or version)")
             _tensors, count = struct.unpack("<QQ", fh.read(16))
             meta = {}
             for _ in range(count):
