@@ -241,18 +241,13 @@ def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkey
     (tmp_path / "config" / "dflash-agent").mkdir(parents=True)
     (tmp_path / "config" / "dflash-agent" / "config.toml").write_text(
         '[profiles.x]\nextends = "gemma4-31b"\nctx_size = "big"\n')
-    import git
-
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "a.txt").write_text("a\n")
-    git_repo = git.Repo.init(repo)
-    git_repo.index.add(["a.txt"])
-    git_repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    git_repo = make_repo(repo)
     for argv in (["serve", "--profile", "x"], ["serve", "--profile", "x", "--plan"],
                  ["run", "task", "--repo", str(repo), "--profile", "x"]):
         result = runner.invoke(app, argv)
         assert result.exit_code == 1, (argv, result.output)
         assert "profile 'x'" in result.output and "field 'ctx_size'" in result.output, argv
         assert isinstance(result.exception, SystemExit), (argv, result.exception)  # a clean exit, no traceback
-    assert git_repo.head.commit.message == "init" and (repo / "a.txt").read_text() == "a\n"  # nothing lost
+    assert git_repo.head.commit.message == "initial" and (repo / "a.py").read_text() == "x = 1\n"  # nothing lost
