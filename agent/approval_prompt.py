@@ -1,8 +1,12 @@
 """The `ask` approval mode's question on the terminal: the exact command or the diff, on stderr, answered y/N.
 
-Injected into the tools layer as `Approver.ask` (see tools/approval.py). When stdin is not a terminal
+Injected into the tools layer as `Approver.ask` (see tools/approval/). When stdin is not a terminal
 (a pipe, CI, `agent mcp serve` on stdio) nobody can answer, so it returns None and the call is refused
 with a message saying to use `--approval auto` or an allow rule.
+
+What is shown is what would run: hidden characters (escape sequences, other controls, bidi overrides,
+zero-width characters) are printed as visible escapes in reverse video, never sent to the terminal, and
+model text is never read as Rich markup.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from tools.approval import ApprovalRequest
+from tools.approval.preview import visible, visible_parts
+
+ESCAPED_STYLE = "reverse bold red"
 
 
 class TerminalApproval:
@@ -35,11 +42,9 @@ class TerminalApproval:
         if not interactive:
             return None
         if self.events is not None:
-            self.events.on_note(f"approval needed for {request.tool}")
-        lexer = "bash" if request.tool == "bash" else "diff" if request.tool in ("write_file", "edit_file") else "json"
-        title = ("[bold red]destructive[/bold red] " if request.destructive else "") + f"[bold]{request.tool}[/bold]"
-        self.console.print(Panel(Syntax(request.preview, lexer, word_wrap=True, background_color="default"),
-                                 title=title, subtitle=Text(request.reason), title_align="left"))
+            self.events.on_note(f"approval needed for {visible(request.tool)}")
+        self.console.print(Panel(shown(request), title=_title(request), subtitle=Text(visible(request.reason)),
+                                 title_align="left"))
         self.console.print("Allow it? [y/N] ", end="", markup=False, highlight=False)
         try:
             answer = stdin.readline()
@@ -49,3 +54,27 @@ class TerminalApproval:
             self.console.print()
             return False
         return answer.strip().lower() in ("y", "yes")
+
+
+def shown(request: ApprovalRequest) -> Syntax | Text:
+    """The preview, highlighted when it is plain text; with hidden characters, their escapes stand out instead."""
+    parts = visible_parts(request.preview)
+    if not any(escaped for _, escaped in parts):
+        lexer = "bash" if request.tool == "bash" else "diff" if request.tool in ("write_file", "edit_file") else "json"
+        return Syntax(request.preview, lexer, word_wrap=True, background_color="default")
+    hidden = sum(1 for _, escaped in parts if escaped)
+    text = Text()
+    text.append(f"[{hidden} hidden character(s) shown escaped]\n", style="bold red")
+    for piece, escaped in parts:
+        text.append(piece, style=ESCAPED_STYLE if escaped else None)
+    return text
+
+
+def _title(request: ApprovalRequest) -> Text:
+    title = Text()
+    if request.destructive:
+        title.append("destructive ", style="bold red")
+    elif request.unchecked:
+        title.append("cannot be checked ", style="bold yellow")
+    title.append(visible(request.tool), style="bold")
+    return title

@@ -50,39 +50,45 @@ class GitRun:
     """One run's git life: creating it puts uncommitted work aside (stash) and starts the branch; then
     `checkpoint` after each step, and at the end `finish` (keep), `discard` (drop) or `abandon` (interrupted)."""
 
-    def __init__(self, path: Path, task: str, config: Config):
+    def __init__(self, path: Path, task: str, config: Config, resume: str | None = None):
+        """`resume`: the branch of an earlier run to go on committing to (`agent run --resume`)."""
         self.repo = gitrepo.open_repo(path)
         if not self.repo.head.is_valid():
-            raise ValueError(f"{path} has no commits yet; commit something first (or use `agent new-project`)")
-        self.task, self.config, self.run_id = task, config, secrets.token_hex(3)
-        self.start_commit = self.repo.head.commit.hexsha
+            raise gitrepo.RepoError(f"{path} has no commits yet; commit something first (or use `agent new-project`)")
+        gitrepo.check_ready(self.repo)
+        self.task, self.config, self.run_id, self.resumed = task, config, secrets.token_hex(3), resume is not None
         self.start_branch = None if self.repo.head.is_detached else self.repo.active_branch.name
+        self.home = self.start_branch or self.repo.head.commit.hexsha  # where the user was, and gets back to
         self.checkpoints: list[Checkpoint] = []
         self.last_step, self.squashed = 0, False
         self.notes: list[str] = []
+        self.nested: set[str] = set()  # nested repositories already reported
         self.stash: str | None = None
-        if config.current_branch and self.start_branch is None:
-            raise ValueError("HEAD is detached: there is no current branch to work on; check out a branch first")
-        self.branch = self.start_branch if config.current_branch else branch_name(config.branch, task, self.run_id)
+        self.own_branch = not config.current_branch or self.resumed  # the run works on a branch of its own
+        if not self.own_branch and self.start_branch is None:
+            raise gitrepo.RepoError("HEAD is detached: there is no current branch to work on; check out a branch first")
+        self.branch = resume or (branch_name(config.branch, task, self.run_id) if self.own_branch else self.start_branch)
         dirty = gitrepo.dirty_paths(self.repo)
         if dirty and config.dirty == "refuse":
-            raise ValueError(f"{path} has uncommitted changes ({', '.join(dirty[:5])}{' ...' if len(dirty) > 5 else ''}); "
+            raise gitrepo.RepoError(f"{path} has uncommitted changes ({', '.join(dirty[:5])}{' ...' if len(dirty) > 5 else ''}); "
                              "commit or stash them, or set dirty = \"stash\"")
         if dirty:
             self.stash = gitrepo.stash_paths(self.repo, dirty, f"dflash-agent: your work before run {self.run_id}")
             self.notes.append(f"your uncommitted changes ({len(dirty)} files) were stashed as {self.stash[:10]} before the run")
-        if not config.current_branch:
+        if self.own_branch:
             try:
-                self.repo.git.checkout("-q", "-b", self.branch)
-            except git.GitCommandError:
+                self.repo.git.checkout("-q", *([self.branch] if self.resumed else ["-b", self.branch]))
+            except git.GitCommandError as exc:
                 self._restore_user_work()
-                raise
+                raise gitrepo.RepoError(f"cannot check out {self.branch}: {gitrepo.git_said(exc)}") from None
+        self.start_commit = self.repo.head.commit.hexsha  # a resumed run reports what it adds to its branch
 
     def checkpoint(self, step: int, completion: Completion | None, results: list[tuple[ParsedCall, ToolResult]],
                    subject: str | None = None) -> Checkpoint | None:
         """Commit what this step changed, with a message saying what (calls, files) and why (the model's intent)."""
         self.last_step = max(self.last_step, step)
         paths = gitrepo.dirty_paths(self.repo)
+        self._note_nested()
         if not paths:
             return None
         intent = subject or _intent(completion.text if completion else "") or _calls(results) or "changes"
@@ -98,13 +104,14 @@ class GitRun:
     def finish(self, outcome: str, *, squash: bool | None = None, return_to_start: bool | None = None) -> GitReport:
         """Keep the run's commits on its branch (squashed into one if configured) and restore the user's work.
         By default the run's branch stays checked out, unless the user's work was stashed: then the start
-        branch is checked out again and their work put back exactly as it was."""
-        self.commit_leftovers("changes left at the end of the run")
+        branch is checked out again and their work put back exactly as it was (unless changes the run left
+        could not be committed: then everything stays where it is)."""
+        committed = self.commit_leftovers("changes left at the end of the run")
         squash = self.config.checkpoints == "squash" if squash is None else squash
-        if squash and self.checkpoints and self._on_branch():
+        if squash and committed and self.checkpoints and self._on_branch():
             self._squash(outcome)
         report = self._report()
-        if (self.stash is not None) if return_to_start is None else return_to_start:
+        if committed and ((self.stash is not None) if return_to_start is None else return_to_start):
             self._go_to_start()
         elif not self._on_branch():
             self.notes.append(f"the run ended on {self._checked_out()}, not on {self.branch} (the model ran git itself?)")
@@ -114,14 +121,17 @@ class GitRun:
     def discard(self, reason: str) -> GitReport:
         """Take the run's commits off its branch (e.g. verification failed): the start branch is checked out at
         its start commit, the run's own branch deleted, the attempt kept under refs/dflash-agent/attempts/."""
-        self.commit_leftovers("changes left at the end of the run")
+        if not self.commit_leftovers("changes left at the end of the run"):
+            self.notes.append(f"{reason}, but nothing was discarded: the run's changes could not all be committed"
+                              + (f"; your own work is in the stash {self.stash[:10]}" if self.stash else ""))
+            return self._final(self._report())
         report = self._report()
         if report.head:
-            ref = f"{ATTEMPTS_REF}/{self.branch}-{self.run_id}" if self.config.current_branch else f"{ATTEMPTS_REF}/{self.branch}"
+            ref = f"{ATTEMPTS_REF}/{self.branch}" if self.own_branch else f"{ATTEMPTS_REF}/{self.branch}-{self.run_id}"
             self.repo.git.update_ref(ref, report.head)
             self.notes.append(f"{reason}: the attempt is kept as {ref} (`git diff {self.start_commit[:10]} {ref}`)")
         self._go_to_start()
-        if self.config.current_branch:
+        if not self.own_branch:
             self.repo.git.reset("-q", "--hard", self.start_commit)  # only the run's own commits: all checkpointed
         elif self.branch in self.repo.heads:
             self.repo.git.branch("-D", self.branch)
@@ -129,17 +139,37 @@ class GitRun:
         self._restore_user_work()
         return self._final(report.model_copy(update={"branch": ""}))
 
-    def abandon(self) -> None:
-        """An interrupted run: keep what it did as a checkpoint and give the user back their work."""
-        try:
-            self.commit_leftovers("changes left when the run was interrupted")
-        finally:
-            if self.stash is not None:
-                self._go_to_start()
-            self._restore_user_work()
+    def abandon(self, failed: bool = False) -> str | None:
+        """An interrupted or failed run: keep what it did as a checkpoint and give the user back their work.
+        A run that `failed` before committing anything puts the user back where they were and leaves no new
+        branch behind; an interrupted one keeps its branch for `agent run --resume`. Returns the branch
+        holding the run's work (None: there is none)."""
+        if not self.commit_leftovers("changes left when the run was interrupted"):
+            return self.branch  # changes the run left could not be committed: they stay where they are
+        empty = failed and self.own_branch and self._report().head is None
+        if self.stash is not None or empty:
+            self._go_to_start()
+        deleted = empty and not self.resumed and self.branch in self.repo.heads and not self._on_branch()
+        if deleted:
+            self.repo.git.branch("-D", self.branch)
+        self._restore_user_work()
+        return None if deleted else self.branch
 
-    def commit_leftovers(self, subject: str) -> None:
-        self.checkpoint(self.last_step, None, [], subject=subject)
+    def _note_nested(self) -> None:
+        for path in set(gitrepo.nested_repos(self.repo)) - self.nested:
+            self.nested.add(path)
+            self.notes.append(f"{path} is a git repository of its own: not committed (the agent never records or "
+                              "enters nested repositories; commit it there, or add it as a submodule yourself)")
+
+    def commit_leftovers(self, subject: str) -> bool:
+        """Checkpoint what the last step left; False (with a note) when git could not commit it."""
+        try:
+            self.checkpoint(self.last_step, None, [], subject=subject)
+        except git.GitCommandError as exc:
+            self.notes.append(f"{subject} could not be committed ({gitrepo.git_said(exc)}); they are uncommitted "
+                              f"on {self._checked_out()}" + (f", your own work in the stash {self.stash[:10]}" if self.stash else ""))
+            return False
+        return True
 
     def _final(self, report: GitReport) -> GitReport:
         return report.model_copy(update={"checked_out": self._checked_out(), "stash": self.stash, "notes": self.notes})
@@ -150,7 +180,7 @@ class GitRun:
                    f"Squashed {len(self.checkpoints)} checkpoints:\n{steps}\n\n{TRAILER}: {self.run_id}\nAgent-Step: squash\n")
         self.repo.git.reset("-q", "--soft", self.start_commit)
         self.squashed, self.checkpoints = True, []
-        files = self.repo.git.diff("--cached", "--no-renames", "--name-only").splitlines()
+        files = gitrepo.names(gitrepo.diff(self.repo, "--cached", "--no-renames", "--name-only", "-z"))
         if files:  # else the steps cancelled out: the branch stays at the start commit
             self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)
             self.checkpoints = [Checkpoint(step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0],
@@ -168,8 +198,8 @@ class GitRun:
         )
 
     def _go_to_start(self) -> None:
-        if self._checked_out() != (self.start_branch or self.start_commit):
-            self.repo.git.checkout("-q", self.start_branch or self.start_commit)
+        if self._checked_out() != self.home:
+            self.repo.git.checkout("-q", self.home)
 
     def _restore_user_work(self) -> None:
         if self.stash is None:
@@ -257,23 +287,24 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
     """Move a branch back over its latest agent checkpoint, restoring the exact contents before it. Refuses when
     that tip is not an agent commit, or the branch is checked out with uncommitted work in the tree."""
     repo = gitrepo.open_repo(path)
+    gitrepo.check_ready(repo)
     current = None if repo.head.is_detached or not repo.head.is_valid() else repo.active_branch.name
     branch = branch or current
     if branch is None or branch not in repo.heads:
-        raise ValueError(f"no branch to undo on{f' ({branch!r} does not exist)' if branch else ' (detached HEAD)'}; "
+        raise gitrepo.RepoError(f"no branch to undo on{f' ({branch!r} does not exist)' if branch else ' (detached HEAD)'}; "
                          f"agent branches: {', '.join(agent_branches(repo)) or 'none'}")
     tip = repo.heads[branch].commit
     if not is_agent_commit(tip):
-        raise ValueError(f"the last commit on {branch} ({tip.hexsha[:10]} {tip.summary!r}) is not an agent checkpoint; "
+        raise gitrepo.RepoError(f"the last commit on {branch} ({tip.hexsha[:10]} {tip.summary!r}) is not an agent checkpoint; "
                          f"nothing to undo there. Agent branches: {', '.join(agent_branches(repo)) or 'none'}")
     if not tip.parents:
-        raise ValueError(f"{tip.hexsha[:10]} has no parent to go back to")
+        raise gitrepo.RepoError(f"{tip.hexsha[:10]} has no parent to go back to")
     parent = tip.parents[0]
     files = gitrepo.changed_since(repo, parent.hexsha, tip.hexsha)
     if branch == current:
         dirty = gitrepo.dirty_paths(repo)
         if dirty:
-            raise ValueError(f"uncommitted changes in {', '.join(dirty[:5])}; commit or stash them first (undo never "
+            raise gitrepo.RepoError(f"uncommitted changes in {', '.join(dirty[:5])}; commit or stash them first (undo never "
                              "overwrites work)")
         repo.git.reset("-q", "--hard", parent.hexsha)
         redo = f"git reset --hard {tip.hexsha[:10]}"

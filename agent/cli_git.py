@@ -10,14 +10,15 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from agent.cli import EndpointOpt, JsonOpt, ModelOpt, ProfileOpt, StepsOpt, _fail, app, err
-from agent.config import ConfigError, load_config
+from agent.cli import EndpointOpt, JsonOpt, ModelOpt, ProfileOpt, SandboxMode, SandboxOpt, StepsOpt, app, err
+from agent.config import load_config
+from agent.errors import UserError
 from agent.loop import AgentEvents
+from agent.plain import plain
 from agent.toolcalls import ParsedCall
-from inference.backend import BackendError, Completion
-from inference.fetch import FetchError
-from inference.server import ServerError
+from inference.backend import Completion
 from tools.base import ToolResult
 
 
@@ -29,14 +30,13 @@ def undo_cmd(
     """Take back the latest agent checkpoint: the branch returns to the exact contents before it."""
     from agent.checkpoints import undo
 
-    try:
-        done = undo(repo.expanduser().resolve(), branch)
-    except ValueError as exc:
-        _fail(str(exc))
+    done = undo(repo.expanduser().resolve(), branch)
     where = "working tree and branch" if done.checked_out else "branch (not checked out; your working tree is untouched)"
-    err.print(f"undid {done.undone[:10]} [bold]{done.undone_subject}[/bold] on {done.branch}", highlight=False)
-    err.print(f"  {where} now at {done.now_at[:10]}; files changed back: {', '.join(done.files) or '(none)'}", highlight=False)
-    err.print(f"  to redo: {done.redo}", highlight=False)
+    err.print(Text.assemble(f"undid {done.undone[:10]} ", plain(done.undone_subject, "bold"), f" on {done.branch}"),
+              highlight=False)
+    err.print(plain(f"  {where} now at {done.now_at[:10]}; files changed back: {', '.join(done.files) or '(none)'}"),
+              highlight=False)
+    err.print(plain(f"  to redo: {done.redo}"), highlight=False)
 
 
 @app.command("refactor")
@@ -51,6 +51,7 @@ def refactor_cmd(
     endpoint: Optional[str] = EndpointOpt,
     profile: Optional[str] = ProfileOpt,
     max_steps: Optional[int] = StepsOpt,
+    sandbox: Optional[SandboxMode] = SandboxOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Run one instruction on many repositories, verify each, commit on its own branch only when it passes.
@@ -63,20 +64,19 @@ def refactor_cmd(
     try:
         paths += read_repos_file(repos_file) if repos_file else []
     except OSError as exc:
-        _fail(f"cannot read {repos_file}: {exc}")
+        raise UserError(f"cannot read {repos_file}: {exc}") from None
     if not paths:
-        _fail("no repositories: pass --repos PATH (repeatable) or --repos-file FILE")
-    try:
-        config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps))
-        result = refactor(instruction, paths, config, verify, parallel, LineEvents(err))
-    except (ConfigError, FetchError, BackendError, ServerError, ValueError) as exc:
-        _fail(str(exc))
+        raise UserError("no repositories: pass --repos PATH (repeatable) or --repos-file FILE")
+    config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps,
+                                       sandbox=sandbox and sandbox.value))
+    result = refactor(instruction, paths, config, verify, parallel, LineEvents(err))
     folder = report or Path(f"refactor-report-{time.strftime('%Y%m%d-%H%M%S')}")
     json_path, md_path = write_report(result, folder)
     if as_json:
         typer.echo(json.dumps(result.model_dump(), indent=2))
     counts = ", ".join(f"{n} {s}" for s, n in result.counts().items() if n)
-    err.print(f"\n[bold]{counts}[/bold] in {result.seconds:.0f}s · report: {md_path} and {json_path}", highlight=False)
+    err.print(Text.assemble("\n", (counts, "bold"), plain(f" in {result.seconds:.0f}s · report: {md_path} and {json_path}")),
+              highlight=False)
     if result.counts()["error"]:
         raise typer.Exit(2)
 
@@ -89,7 +89,7 @@ class LineEvents:
 
     def on_note(self, text: str) -> None:
         with self.lock:
-            self.console.print(f"[yellow]{text}[/yellow]", highlight=False)
+            self.console.print(plain(text, "yellow"), highlight=False)
 
     def on_repo_start(self, repo: Path) -> AgentEvents:
         self.on_note(f"{repo.name}: started")
@@ -98,8 +98,9 @@ class LineEvents:
     def on_repo_done(self, outcome) -> None:
         colour = {"passed": "green", "failed": "red", "error": "red"}.get(outcome.status, "yellow")
         with self.lock:
-            self.console.print(f"[{colour}]{Path(outcome.repo).name}: {outcome.status}[/{colour}] · {outcome.reason} · "
-                               f"{outcome.steps} steps · {outcome.seconds:.0f}s", highlight=False)
+            self.console.print(Text.assemble(plain(f"{Path(outcome.repo).name}: {outcome.status}", colour),
+                                             plain(f" · {outcome.reason} · {outcome.steps} steps · {outcome.seconds:.0f}s")),
+                               highlight=False)
 
 
 class _RepoLines:
@@ -111,11 +112,11 @@ class _RepoLines:
 
     def on_note(self, text: str) -> None:
         with self.parent.lock:
-            self.parent.console.print(f"  {self.name}: {text}", style="dim", highlight=False)
+            self.parent.console.print(plain(f"  {self.name}: {text}", "dim"), highlight=False)
 
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
         calls = ", ".join(f"{c.name}{' (failed)' if r.is_error else ''}" for c, r in results) or "no tool call"
         t = completion.timings
         with self.parent.lock:
-            self.parent.console.print(f"  {self.name}: step {step} {calls} · {t.completion_tokens} tok at "
-                                      f"{t.tokens_per_second:.1f} tok/s", highlight=False)
+            self.parent.console.print(plain(f"  {self.name}: step {step} {calls} · {t.completion_tokens} tok at "
+                                            f"{t.tokens_per_second:.1f} tok/s"), highlight=False)

@@ -25,9 +25,9 @@ def engine_build(
     source: str = typer.Option("beellama", "--source", "-s",
                                help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder."),
     ref: Optional[str] = typer.Option(None, "--ref", help="Git tag, branch or commit (git sources)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="cpu, cuda or metal (default: detected)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="cpu, cuda or metal (default: cuda when an NVIDIA GPU is present, and then the CUDA toolkit must be found; cpu builds for the CPU on purpose)."),
     cuda_arch: Optional[str] = typer.Option(None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (default: all cores)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (default: cores, fewer when free RAM is short: about 4 GB per CUDA job)."),
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
@@ -66,7 +66,11 @@ def serve(
     status: bool = typer.Option(False, "--status", help="Show the background server."),
     stop: bool = typer.Option(False, "--stop", help="Stop the background server."),
     list_profiles: bool = typer.Option(False, "--list", help="List the profiles and exit."),
-    print_args: bool = typer.Option(False, "--print-args", help="Print the llama-server command and exit."),
+    print_args: bool = typer.Option(False, "--print-args", help="Print the llama-server command and exit (downloads nothing)."),
+    plan: bool = typer.Option(False, "--plan", help="Print the command and the memory plan (each term, the total, fits "
+                                                    "or not and why); download and start nothing; exit 0 when it fits, 1 when not."),
+    gpu_memory: Optional[str] = typer.Option(None, "--gpu-memory", help="With --plan: plan for a GPU with this much "
+                                                                          "memory (e.g. 24GiB) instead of this machine's."),
 ) -> None:
     """Run llama-server from a profile as a managed process (127.0.0.1, free port, health-checked)."""
     import time as _time
@@ -92,10 +96,10 @@ def serve(
                 typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
             return
         chosen = get_profile(profile, profiles)
-        managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
-        if print_args:
-            typer.echo(" ".join(managed.argv()))
+        if plan or print_args:
+            _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
             return
+        managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
         err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
         managed.start(detach=background)
     except (ProfileError, ServerError, FetchError) as exc:
@@ -112,6 +116,36 @@ def serve(
         err.print("stopping ...")
     finally:
         managed.stop()
+
+
+def _print_plan(chosen, engine_key: str | None, host: str, port: int | None, gpu_memory: str | None,
+                with_plan: bool) -> None:
+    """The argv for the engine the profile would run on and, with `with_plan`, its memory plan; never downloads.
+    Exits 1 when the plan does not fit (or cannot be known)."""
+    import shlex
+
+    from inference.fetch import model_path
+    from inference.memplan import parse_size, plan_profile
+    from inference.profiles import render
+    from inference import server as srv
+
+    caps, binary, described = srv.planned_engine(chosen, engine_key)
+    paths = {m: cached_model(get_model(m)) or model_path(get_model(m)) for m in chosen.models()}
+    argv = [binary, *render(chosen, caps, paths, host, port or srv.free_port())]
+    if not with_plan:
+        typer.echo(shlex.join(argv))
+        return
+    try:
+        size = parse_size(gpu_memory) if gpu_memory else None
+    except ValueError as exc:
+        _fail(str(exc))
+    srv.check_drafter(chosen, caps)
+    memory = plan_profile(chosen, gpu_memory=size)
+    if gpu_memory and chosen.device == "gpu":
+        memory.available_from = f"--gpu-memory {gpu_memory}"
+    typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}")
+    if not memory.fits:
+        raise typer.Exit(1)
 
 
 @app.command("bench")
@@ -186,8 +220,9 @@ def doctor() -> None:
     from agent.config import user_config_path
     from inference.engine import list_engines
     from inference.hardware import Hardware
-    from inference.profiles import ProfileError, load_profiles
-    from inference.server import check_fits, choose_engine
+    from inference.memplan import plan_profile
+    from inference.profiles import ProfileError, load_profiles, render
+    from inference.server import build_hint, planned_engine
 
     hw = Hardware.detect()
     console = Console()
@@ -207,14 +242,20 @@ def doctor() -> None:
     console.print("[bold]models[/bold]")
     for spec in CATALOG.values():
         console.print(f"  {spec.id:22} {'cached' if cached_model(spec) else 'not downloaded'}")
-    console.print("[bold]profiles[/bold]")
+    console.print("[bold]profiles[/bold] (memory plans from GGUF headers or catalog facts; nothing downloaded)")
+    placeholders = {m.id: Path(m.filename) for m in CATALOG.values()}
     for p in load_profiles(user_config_path()).values():
         try:
-            engine = choose_engine(p)
-            missing = [m for m in p.models() if not cached_model(get_model(m))]
-            if missing:
-                raise ProfileError(f"models not downloaded: {', '.join(missing)} (`agent models pull NAME`)")
-            check_fits(p, {m: cached_model(get_model(m)) for m in p.models()})
-            console.print(f"  [green]ok[/green]   {p.name} (engine {engine.key})")
+            caps, _, described = planned_engine(p)
+            render(p, caps, placeholders, "127.0.0.1", 1)
+            plan = plan_profile(p)
         except ProfileError as exc:
             console.print(f"  [red]no[/red]   {p.name}: {str(exc).splitlines()[0]}", highlight=False)
+            continue
+        if not plan.fits:
+            console.print(f"  [red]no[/red]   {p.name}: {plan.verdict()}", highlight=False)
+            continue
+        todo = [] if described.startswith("engine ") else [build_hint(p)]
+        todo += [f"`agent models pull {m}`" for m in p.models() if not cached_model(get_model(m))]
+        then = f"; first: {', '.join(todo)}" if todo else ""
+        console.print(f"  [green]ok[/green]   {p.name}: {plan.verdict()}{then}", highlight=False)

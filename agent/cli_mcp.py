@@ -90,7 +90,8 @@ def mcp_remove(name: str = typer.Argument(...), project: Optional[Path] = Projec
 
 @mcp_app.command("approve")
 def mcp_approve(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
-    """Allow a project's server to start (asked once per exact command; a changed command asks again)."""
+    """Allow a project's server to start (asked once per exact command and content of the workspace files it
+    names; a change to either asks again)."""
     server = _find(name, project)
     approvals().approve(server)
     typer.echo(f"approved {name!r}: {server.launch_line()}")
@@ -103,15 +104,20 @@ def mcp_test(
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve a project server without asking."),
 ) -> None:
     """Start one server, list its tools, and stop it: exit code 1 when it does not work."""
+    from agent.config import ConfigError, load_config
     from agent.mcp_setup import ask_on_terminal
     from tools.mcp_client import MCPHub
 
     server = _find(name, project)
+    try:
+        policy = load_config(project or Path.cwd()).sandbox_policy()
+    except ConfigError as exc:
+        _fail(str(exc))
     if not approvals().approved(server):
         if not (yes or ask_on_terminal(server)):
             _fail(f"{name!r} from {server.origin} is not approved; run with --yes after checking: {server.launch_line()}")
         approvals().approve(server)
-    with MCPHub([server], log_dir()) as hub:
+    with MCPHub([server], log_dir(), policy) as hub:
         status = hub.statuses()[0]
         err.print(describe_status(status), highlight=False)
         if status.state != "ready":

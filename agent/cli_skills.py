@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.cli import _fail, app
+from agent.plain import plain, visible
 from agent.project import write_agents_md
 from skills.loader import discover_skills
 
@@ -25,11 +26,11 @@ def skills_list(project: Path = ProjectOpt) -> None:
     catalog = discover_skills(project.resolve())
     table = Table("name", "source", "description", "path")
     for skill in catalog.skills:
-        table.add_row(skill.name, skill.source, skill.description, str(skill.path))
+        table.add_row(*(plain(v) for v in (skill.name, skill.source, skill.description, str(skill.path))))  # repo text
     Console().print(table)
     for problem in catalog.problems:
         label = "skipped" if problem.skipped else "warning"
-        typer.echo(f"{label}: {problem.path}: {problem.reason}")
+        typer.echo(visible(f"{label}: {problem.path}: {problem.reason}"))
 
 
 @skills_app.command("show")
@@ -40,9 +41,9 @@ def skills_show(name: str = typer.Argument(..., help="Skill name, as in `agent s
     skill = catalog.get(name)
     if skill is None:
         _fail(f"unknown skill {name!r}; available: {', '.join(catalog.names()) or 'none'}")
-    typer.echo(f"{skill.name} ({skill.source}) {skill.path}\n{skill.description}\n\n{skill.body}")
+    typer.echo(visible(f"{skill.name} ({skill.source}) {skill.path}\n{skill.description}\n\n{skill.body}"))
     if skill.files:
-        typer.echo("\nFiles:\n" + "\n".join(f"  {skill.directory / f}" for f in skill.files))
+        typer.echo(visible("\nFiles:\n" + "\n".join(f"  {skill.directory / f}" for f in skill.files)))
 
 
 @app.command("init")

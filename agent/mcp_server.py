@@ -13,13 +13,13 @@ from typing import Any, Callable
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import git
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-import git
-
+from agent import repo as gitrepo
 from agent.config import ConfigError, load_config
 from agent.toolcalls import ParsedCall
 from inference.backend import BackendError, Completion
@@ -162,11 +162,11 @@ def _head_commit(directory: Path) -> str | None:
 def _changes_since(directory: Path, start: str | None) -> tuple[str, list[str]]:
     """The diff from `start` (or of the whole last commit, for a new project) to the working tree, and
     the changed paths including new untracked files."""
-    repo = git.Repo(directory)
+    repo = gitrepo.open_repo(directory)  # git locked down: it runs nothing the repository configured
     if start is None:
-        return (repo.git.show("--format=", "HEAD") if repo.head.is_valid() else ""), []
-    names = repo.git.diff("--name-only", start).splitlines() + repo.untracked_files
-    return repo.git.diff(start), sorted(set(names))
+        return (repo.git.show(*gitrepo.DIFF_FLAGS, "--format=", "HEAD") if repo.head.is_valid() else ""), []
+    names = gitrepo.diff(repo, "--name-only", start).splitlines() + repo.untracked_files
+    return gitrepo.diff(repo, start), sorted(set(names))
 
 
 class BearerTokenGuard:

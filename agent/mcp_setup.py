@@ -1,5 +1,6 @@
 """Which MCP servers a run connects to: the user's file, the project's `.mcp.json` (approved once per exact
-command), started together for the run and stopped after it. Failures are reported and the run goes on."""
+command and content of the workspace files it names; run under the run's sandbox), started together for the
+run and stopped after it. Failures are reported and the run goes on."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def ask_on_terminal(server: MCPServerConfig) -> bool:
     if not sys.stdin.isatty():
         return False
     print(f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
-          f"This runs code on your machine:\n\n    {server.launch_line()}\n", file=sys.stderr)
-    return input("Allow it (now and next time, until the command changes)? [y/N] ").strip().lower() in ("y", "yes")
+          f"This runs code on your machine (under the run's sandbox setting):\n\n    {server.launch_line()}\n", file=sys.stderr)
+    return input("Allow it (now and next time, until the command or its files change)? [y/N] ").strip().lower() in ("y", "yes")
 
 
 def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], bool] = ask_on_terminal,
@@ -50,8 +51,9 @@ def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], boo
             continue
         if not store.approved(server):
             if not ask(server):
+                where = f" --project {server.root}" if server.root else ""
                 note(f"MCP server {server.name!r} from {server.origin} is not approved, skipped; approve it with "
-                     f"`agent mcp approve {server.name}` after checking: {server.launch_line()}")
+                     f"`agent mcp approve {server.name}{where}` after checking: {server.launch_line()}")
                 continue
             store.approve(server)
         allowed.append(server)
@@ -71,10 +73,19 @@ def mcp_session(config: Config, workspace: Path, note: Callable[[str], None] = l
     if not servers:
         yield []
         return
-    with MCPHub(servers, log_dir()) as hub:
+    with MCPHub(servers, log_dir(), config.sandbox_policy()) as hub:
         for status in hub.statuses():
             note(describe_status(status))
-        yield mcp_tools(hub)
+        yield mcp_tools(hub, builtin_tool_names(), note)
+
+
+def builtin_tool_names() -> set[str]:
+    """Names no MCP tool may take: the agent's own tools always win."""
+    from agent.loop import FinishTool
+    from agent.runtime import default_tools
+    from skills.tool import ActivateSkillTool
+
+    return {tool.name for tool in default_tools()} | {FinishTool.name, ActivateSkillTool.name}
 
 
 def describe_status(status: ServerStatus) -> str:

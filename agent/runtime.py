@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 
 from agent.approval_prompt import TerminalApproval
 from agent.config import Config, user_config_path
+from agent.errors import UserError
 from agent.loop import Agent, AgentEvents
 from agent.memory import memory_section
 from agent.project import command_policy
@@ -18,7 +19,7 @@ from inference.backend import ChatBackend, Sampling
 from inference.embedded import EmbeddedBackend
 from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
-from inference.models import get_model
+from inference.models import ModelSpec, get_model
 from inference.profiles import get_profile, load_profiles
 from inference.server import ManagedServer, choose_engine
 from skills.loader import SkillCatalog, discover_skills
@@ -26,7 +27,6 @@ from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver
 from tools.base import Tool, ToolContext, ToolPolicy
 from tools.files import file_tools
-from tools.sandbox import SandboxPolicy
 from tools.shell import BashTool
 
 _embedded_cache: dict[tuple[str, int], EmbeddedBackend] = {}
@@ -52,10 +52,28 @@ def backend_session(config: Config) -> Iterator[ChatBackend]:
         yield embedded_backend(config)
 
 
+def check_backend(config: Config) -> None:
+    """Fail before a run changes anything (a branch, a new folder) when the model or profile it names does not
+    exist."""
+    if config.endpoint:
+        return
+    if config.profile:
+        get_profile(config.profile, load_profiles(user_config_path()))
+    else:
+        catalog_model(config.model)
+
+
+def catalog_model(model_id: str) -> ModelSpec:
+    try:
+        return get_model(model_id)
+    except KeyError as exc:
+        raise UserError(f"{exc.args[0]} (`agent models list` shows them; or use --endpoint URL / --profile NAME)") from None
+
+
 def embedded_backend(config: Config) -> EmbeddedBackend:
     key = (config.model, config.n_ctx)
     if key not in _embedded_cache:
-        path = fetch_model(get_model(config.model), source_order=config.model_sources, offline=config.offline)
+        path = fetch_model(catalog_model(config.model), source_order=config.model_sources, offline=config.offline)
         _embedded_cache[key] = EmbeddedBackend(path, n_ctx=config.n_ctx)
     return _embedded_cache[key]
 
@@ -77,7 +95,7 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         backend,
         default_tools() + tools + (extra_tools or []),
         ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout,
-                                               sandbox=command_policy(sandbox_policy(config), workspace)),
+                                          sandbox=command_policy(config.sandbox_policy(), workspace)),
                     approver=approver(config, events)),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
@@ -87,12 +105,6 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
         verify=verify,
         prompt_sections=sections,
     )
-
-
-def sandbox_policy(config: Config) -> SandboxPolicy:
-    """The run's one sandbox policy: bash, the project's tests (verification) and project MCP servers all
-    run under it (tools.shell.run_command, tools.sandbox.wrap_command)."""
-    return SandboxPolicy(mode=config.sandbox, network=config.network, allow_env=config.tool_env)
 
 
 def approver(config: Config, events: AgentEvents | None = None) -> Approver:

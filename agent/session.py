@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+from pydantic import BaseModel, ValidationError
 
+from agent.errors import UserError
 from inference.backend import Message
 
 
@@ -17,9 +20,10 @@ def runs_dir() -> Path:
 
 
 def new_transcript_path(label: str) -> Path:
+    """A fresh name: two runs started in the same second on same-named folders must not share a transcript."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40] or "run"
-    return runs_dir() / f"{stamp}-{safe}.jsonl"
+    return runs_dir() / f"{stamp}-{safe}-{secrets.token_hex(3)}.jsonl"
 
 
 class Transcript:
@@ -28,8 +32,12 @@ class Transcript:
     def __init__(self, path: Path):
         self.path = path
         self.error: str | None = None  # set when writing failed (disk full): the run goes on without it
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = path.open("a", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = path.open("x", encoding="utf-8")  # never another run's file
+        except OSError as exc:
+            raise UserError(f"cannot write the run's transcript {path} ({exc.strerror}); make {path.parent} "
+                            "writable, or point XDG_STATE_HOME at a folder that is") from None
 
     def write(self, kind: str, **data: Any) -> None:
         if self.error:
@@ -50,22 +58,39 @@ class Transcript:
             self.error = self.error or f"transcript {self.path} could not be closed: {exc}"
 
 
-def load_messages(path: Path) -> list[Message]:
-    """The conversation recorded in a transcript, to resume a run where it stopped."""
-    messages = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        event = json.loads(line)
-        if event.get("type") == "message":
-            messages.append(Message.model_validate(event["message"]))
-    return messages
+class Recorded(BaseModel):
+    """What a transcript holds for resuming: its start event and the conversation."""
+
+    start: dict[str, Any]
+    messages: list[Message]
+    note: str | None = None  # what was skipped (a last line cut off by a crash)
 
 
-def read_start(path: Path) -> dict[str, Any]:
-    """The `start` event of a transcript: workspace, task, config (and the branch, for `run`)."""
+def read_transcript(path: Path) -> Recorded:
+    """The start event and conversation recorded in a transcript, to resume a run where it stopped. A last
+    line cut off by a crash is skipped with a note; damage anywhere else is an error."""
     try:
-        first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-    except (OSError, IndexError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not a readable transcript ({exc}); transcripts are in {runs_dir()}") from exc
-    if first.get("type") != "start":
-        raise ValueError(f"{path} does not begin with a start event: not a transcript of this agent")
-    return first
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read the transcript {path} ({exc}); transcripts are in {runs_dir()}") from exc
+    events, note = [], None
+    for number, line in enumerate(lines, 1):
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines) and number > 1:
+                note = f"the last line of {path} was cut off (the run stopped while writing it); resuming without it"
+                break
+            raise UserError(f"line {number} of {path} is not JSON ({exc}); the transcript is damaged") from None
+        events.append(event)
+    first = events[0] if events else {}
+    if not isinstance(first, dict) or first.get("type") != "start" or not isinstance(first.get("workspace"), str) \
+            or not isinstance(first.get("task"), str):
+        raise UserError(f"{path} does not begin with a start event naming the workspace and task: not a transcript "
+                        f"of this agent (transcripts are in {runs_dir()})")
+    try:
+        messages = [Message.model_validate(e["message"]) for e in events if isinstance(e, dict) and e.get("type") == "message"]
+    except (KeyError, ValidationError) as exc:
+        raise UserError(f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the "
+                        "transcript is damaged") from None
+    return Recorded(start=first, messages=messages, note=note)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
@@ -12,10 +13,11 @@ from agent import project
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
+from agent.errors import UserError
 from agent.loop import AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
-from agent.runtime import backend_session, build_agent, sandbox_policy
-from agent.session import Transcript, load_messages, new_transcript_path, read_start
+from agent.runtime import backend_session, build_agent, check_backend
+from agent.session import Transcript, new_transcript_path, read_transcript
 from inference.backend import ChatBackend, Message
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
@@ -54,18 +56,30 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     pytest), let the agent build the project, run its tests, commit the result. `backend`: an open backend
     to use instead of the one the config names."""
     directory = directory.expanduser().resolve()
+    if directory.exists() and not directory.is_dir():
+        raise UserError(f"{directory} exists and is not a folder; choose a new folder for the project")
     if directory.exists() and any(p.name != ".git" for p in directory.iterdir()):
-        raise ValueError(f"{directory} exists and is not empty; choose a new folder (or use `agent run` on it)")
-    directory.mkdir(parents=True, exist_ok=True)
+        raise UserError(f"{directory} exists and is not empty; choose a new folder (or use `agent run` on it)")
+    check_backend(config)
+    created = not directory.exists()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {directory}: {exc.strerror}; choose a folder you can write to") from None
     repo = gitrepo.init_repo(directory)
     recipe = project.RECIPES[project.guess_language(prompt)]
-    setup = project.setup_environment(directory, recipe.language, sandbox_policy(config),
+    setup = project.setup_environment(directory, recipe.language, config.sandbox_policy(),
                                       timeout=max(config.command_timeout, 300), offline=config.offline)
     if events:
         events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
-    result, transcript = _run_agent(directory, task, config, events, _tests_gate(directory, config, recipe.no_tests),
-                                    backend)
+    try:
+        result, transcript = _run_agent(directory, task, config, events,
+                                        _tests_gate(directory, config, recipe.no_tests), backend)
+    except BaseException:
+        if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
+            shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
+        raise
     tests = run_project_tests(directory, config)
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
     commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n"
@@ -82,22 +96,25 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None, *,
-             backend: ChatBackend | None = None, history: list[Message] | None = None) -> WorkflowResult:
+             backend: ChatBackend | None = None, history: list[Message] | None = None,
+             resume: str | None = None) -> WorkflowResult:
     """Run one task headless on an existing git repository, on its own branch with a checkpoint commit per
     step that changed files (see agent/checkpoints.py); uncommitted work found at start is put aside first.
-    `backend`: an open backend to use instead of the one the config names; `history`: a conversation to
-    continue (see `resume_run`)."""
+    `backend`: an open backend to use instead of the one the config names; `history` and `resume`: a
+    conversation to continue and the branch it was committing to (see `resume_run`)."""
     repository = repository.expanduser().resolve()
-    git_run = GitRun(repository, task, config)
+    if backend is None:
+        check_backend(config)
+    git_run = GitRun(repository, task, config, resume)
     try:
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config), backend,
                                         history=history, meta={"branch": git_run.branch})
         tests = run_project_tests(repository, config)
     except BaseException as exc:
-        git_run.abandon()
+        kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
         if isinstance(exc, RunInterrupted):
-            exc.branch = git_run.branch
+            exc.branch = kept
         raise
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
     report = git_run.finish(f"Run: {result.status}, {outcome}.\n\n{result.summary}")
@@ -117,19 +134,21 @@ def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) ->
     return check
 
 
-def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None = None) -> WorkflowResult:
+def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None = None, *,
+               backend: ChatBackend | None = None) -> WorkflowResult:
     """Continue an interrupted or failed `run` from its transcript: same repository, same task, the
-    conversation so far, on the branch that run was committing to."""
-    start = read_start(transcript_path)
-    repository = Path(start["workspace"])
-    messages = load_messages(transcript_path)
+    conversation so far, on the branch that run was committing to (`backend`: as for `run_task`)."""
+    recorded = read_transcript(transcript_path)
+    if recorded.note and events:
+        events.on_note(recorded.note)
+    repository = Path(recorded.start["workspace"])
+    messages = recorded.messages
     while messages and messages[-1].role == "assistant":  # its calls may not have run: ask again
         messages.pop()
-    branch = start.get("branch")
-    if branch and branch in gitrepo.open_repo(repository).heads:
-        gitrepo.open_repo(repository).git.checkout("-q", branch)
-        config = config.model_copy(update={"current_branch": True})
-    return run_task(repository, start["task"], config, events, history=messages)
+    branch = recorded.start.get("branch")
+    resume = branch if isinstance(branch, str) and branch in gitrepo.open_repo(repository).heads else None
+    return run_task(repository, recorded.start["task"], config, events, backend=backend, history=messages,
+                    resume=resume)
 
 
 def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
@@ -165,7 +184,7 @@ def run_verification(workspace: Path, command: str, config: Config) -> TestOutco
     """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
     project's tests are code the model wrote: they run under the run's sandbox policy, like bash, with the
     project's environment (its .venv first on PATH)."""
-    policy = project.command_policy(sandbox_policy(config), workspace)
+    policy = project.command_policy(config.sandbox_policy(), workspace)
     outcome = run_command(command, workspace, config.command_timeout, 4000, policy)
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)

@@ -10,6 +10,7 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 

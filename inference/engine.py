@@ -8,6 +8,7 @@ ends as a local tree that goes through the same configure-and-build path.
 from __future__ import annotations
 
 import fcntl
+import glob
 import hashlib
 import os
 import platform
@@ -27,7 +28,18 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
-BEELLAMA_TAG = "v0.2.0"  # first release with Gemma 4 DFlash; speaks `--spec-type dflash` + `--spec-dflash-cross-ctx`
+# The pin and why (docs/beellama-versions.md): v0.2.0 is the first release with Gemma 4 DFlash, the one the seed's
+# commands and the drafter's model card were run on, and the one whose real `--help` ships here (dialects/), so a
+# plan can render its exact argv before anything is built. v0.3.x keeps the flags and fixes #27 (`--ref v0.3.2`);
+# v0.4.x speaks another dialect and needs a converted drafter.
+BEELLAMA_TAG = "v0.2.0"
+DEFAULT_HELP = Path(__file__).parent / "dialects" / "beellama-v0.2.0-help.txt"
+CUDA_GLOBS = ("/usr/local/cuda/bin", "/usr/local/cuda-*/bin", "/opt/cuda/bin")  # where NVIDIA's installers put nvcc
+# the oldest CUDA that can target each compute capability (NVIDIA's release notes)
+MIN_CUDA_FOR_ARCH = {"100": (12, 8), "101": (12, 8), "120": (12, 8), "90": (11, 8), "89": (11, 8), "87": (11, 4),
+                     "86": (11, 1), "80": (11, 0), "75": (10, 0), "70": (9, 0)}
+LAST_CUDA_BEFORE_13 = (12, 9)  # CUDA 13 dropped the architectures before Turing (sm_75)
+RAM_PER_JOB = {"cuda": 4 * 1024**3, "cpu": 1 * 1024**3, "metal": 1 * 1024**3}  # nvcc with FA_ALL_QUANTS: ~3-4 GB/job
 UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
 SDIST_VERSION = "0.3.36"
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
@@ -65,6 +77,11 @@ class EngineSource(BaseModel):
 class BuildOptions(BaseModel):
     backend: Literal["cpu", "cuda", "metal"] = "cpu"
     cuda_arch: str | None = None  # e.g. "89" (RTX 4090), "86" (3090), "90" (H100/H200)
+    nvcc: str | None = None  # the CUDA compiler found (on PATH or in /usr/local/cuda*/bin)
+
+    @property
+    def device(self) -> Literal["gpu", "cpu"]:
+        return "cpu" if self.backend == "cpu" else "gpu"
 
     def cmake_args(self) -> list[str]:
         # static: one self-contained binary that still runs after the build folder is gone
@@ -74,6 +91,8 @@ class BuildOptions(BaseModel):
             args += ["-DGGML_CUDA=ON", "-DGGML_CUDA_FA=ON", "-DGGML_CUDA_FA_ALL_QUANTS=ON"]
             if self.cuda_arch:
                 args.append(f"-DCMAKE_CUDA_ARCHITECTURES={self.cuda_arch}")
+            if self.nvcc:
+                args.append(f"-DCMAKE_CUDA_COMPILER={self.nvcc}")
         elif self.backend == "metal":
             args.append("-DGGML_METAL=ON")
         return args
@@ -142,29 +161,85 @@ def probe(binary: Path) -> tuple[str, Capabilities]:
     return version.strip(), parse_help(help_run.stdout + help_run.stderr)
 
 
+def default_capabilities() -> Capabilities:
+    """What `agent engine build` builds by default (BeeLlama at its pin) accepts, from that version's real `--help`."""
+    return parse_help(DEFAULT_HELP.read_text())
+
+
+def find_nvcc() -> Path | None:
+    """nvcc on PATH, under $CUDA_HOME / $CUDA_PATH, or where NVIDIA's installers put it (not on PATH by default)."""
+    if found := shutil.which("nvcc"):
+        return Path(found)
+    homes = [os.environ[v] + "/bin" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    for folder in homes + sorted((f for g in CUDA_GLOBS for f in glob.glob(g)), key=_version_key, reverse=True):
+        if os.access(Path(folder, "nvcc"), os.X_OK):
+            return Path(folder, "nvcc")
+    return None
+
+
+def _version_key(folder: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", folder)) or (0,)
+
+
+def nvcc_version(nvcc: Path) -> tuple[int, int] | None:
+    """(major, minor) from `nvcc --version` ("Cuda compilation tools, release 12.4, V12.4.131")."""
+    try:
+        out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def detect_build_options(backend: str | None = None, cuda_arch: str | None = None) -> BuildOptions:
-    """CUDA when nvcc and a GPU are present (arch from nvidia-smi), Metal on macOS, else CPU."""
+    """CUDA when an NVIDIA GPU is present (arch from nvidia-smi), Metal on Apple silicon, else CPU. A GPU with no
+    CUDA toolkit, or a toolkit too old for the GPU, stops the build with the fix: never a silent CPU build."""
+    from inference.hardware import nvidia_gpus
+
+    gpus = nvidia_gpus() if backend in (None, "cuda") else []
     if backend is None:
-        if shutil.which("nvcc") and shutil.which("nvidia-smi"):
+        if gpus:
             backend = "cuda"
         elif sys.platform == "darwin" and platform.machine() == "arm64":
             backend = "metal"
         else:
             backend = "cpu"
-    if backend == "cuda":
-        if not shutil.which("nvcc"):
-            raise EngineBuildError("CUDA build requested but nvcc is not on PATH; install the CUDA toolkit or build for cpu")
-        cuda_arch = cuda_arch or _gpu_compute_capability()
-    return BuildOptions(backend=backend, cuda_arch=cuda_arch)
+    if backend != "cuda":
+        return BuildOptions(backend=backend)
+    nvcc = find_nvcc()
+    gpu = f"an NVIDIA GPU ({gpus[0].name}) is present but " if gpus else ""
+    if nvcc is None:
+        raise EngineBuildError(
+            f"{gpu}no CUDA toolkit was found (nvcc is not on PATH, $CUDA_HOME or /usr/local/cuda*/bin); install it "
+            "(https://developer.nvidia.com/cuda-downloads, or `apt-get install nvidia-cuda-toolkit`), or add its bin "
+            "folder to PATH (`export PATH=/usr/local/cuda/bin:$PATH`); `--backend cpu` builds for the CPU on purpose")
+    cuda_arch = cuda_arch or (gpus[0].compute_cap.replace(".", "") if gpus else None)
+    check_toolkit(nvcc, cuda_arch)
+    return BuildOptions(backend="cuda", cuda_arch=cuda_arch, nvcc=str(nvcc))
 
 
-def _gpu_compute_capability() -> str | None:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout.split()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out[0].replace(".", "") if out else None
+def check_toolkit(nvcc: Path, cuda_arch: str | None) -> None:
+    """Refuse a toolkit too old to target the GPU (e.g. sm_89, RTX 40xx, needs CUDA 11.8)."""
+    version = nvcc_version(nvcc)
+    needed = MIN_CUDA_FOR_ARCH.get(cuda_arch or "")
+    if version and needed and version < needed:
+        raise EngineBuildError(
+            f"CUDA {version[0]}.{version[1]} ({nvcc}) cannot target sm_{cuda_arch}: it needs CUDA >= "
+            f"{needed[0]}.{needed[1]}; install a newer toolkit and put its bin folder first on PATH")
+    if version and cuda_arch and cuda_arch.isdigit() and int(cuda_arch) < 75 and version > LAST_CUDA_BEFORE_13:
+        raise EngineBuildError(
+            f"CUDA {version[0]}.{version[1]} ({nvcc}) dropped sm_{cuda_arch}: install CUDA 12.x for this GPU and put "
+            "its bin folder first on PATH (or set CUDA_HOME)")
+
+
+def default_jobs(backend: str, cores: int | None = None, ram_available: int | None = None) -> int:
+    """All cores, but no more jobs than free RAM allows: CUDA with GGML_CUDA_FA_ALL_QUANTS needs gigabytes per job
+    (BeeLlama issue #80: cc1plus killed out of memory with `-j`)."""
+    import psutil
+
+    cores = cores or os.cpu_count() or 2
+    ram = ram_available if ram_available is not None else psutil.virtual_memory().available
+    return max(1, min(cores, ram // RAM_PER_JOB[backend]))
 
 
 # ---------------------------------------------------------------- sources
@@ -287,7 +362,8 @@ def _build(source: EngineSource, options: BuildOptions, tree: Path, commit: str,
         task = progress.add_task(f"configure {source.describe()} ({options.backend})", total=None)
         _run(["cmake", "-S", str(tree), "-B", str(build_dir), *options.cmake_args()], log_file, log, "configure")
         progress.update(task, description=f"build llama-server ({options.backend})")
-        command = ["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs or os.cpu_count() or 2)]
+        jobs = jobs or default_jobs(options.backend)
+        command = ["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)]
         _run(command, log_file, log, "compile", lambda done, total: progress.update(task, completed=done, total=total))
     binary_dir = next((p.parent for p in build_dir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)), None)
     if binary_dir is None:
@@ -346,7 +422,7 @@ def _require_toolchain(options: BuildOptions) -> None:
     missing = [tool for tool in ("cmake", "git") if not shutil.which(tool)]
     if not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
         missing.append("a C++ compiler (g++ or clang++)")
-    if options.backend == "cuda" and not shutil.which("nvcc"):
+    if options.backend == "cuda" and not (options.nvcc and os.access(options.nvcc, os.X_OK)) and not find_nvcc():
         missing.append("nvcc (the CUDA toolkit)")
     if missing:
         raise EngineBuildError(

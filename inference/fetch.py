@@ -50,8 +50,14 @@ def fetch_model(
     source_order: Iterable[str] | None = None,
     offline: bool = False,
     show_progress: bool = True,
+    revision: str | None = None,
 ) -> Path:
-    """Return the path of a verified copy of `spec`, downloading it if needed."""
+    """Return the path of a verified copy of `spec`, downloading it if needed. `revision` overrides the catalog's
+    Hugging Face revision (its size and sha256 then come from the Hub at that revision)."""
+    if revision:
+        spec = spec.model_copy(update={"sources": [
+            s.model_copy(update={"revision": revision, "size": None, "sha256": None})
+            if isinstance(s, HuggingFaceSource) else s for s in spec.sources]})
     if found := cached_model(spec):
         return found
     if offline:
@@ -119,9 +125,11 @@ def _sidecar_matches(path: Path) -> bool:
     return data.get("size") == stat.st_size and data.get("mtime_ns") == stat.st_mtime_ns
 
 
-def _write_sidecar(path: Path, sha256: str) -> None:
+def _write_sidecar(path: Path, sha256: str, revision: str | None = None) -> None:
+    """`revision`: the Hugging Face commit the file came from, so a cached file says which upload it is."""
     stat = path.stat()
-    _sidecar(path).write_text(json.dumps({"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
+    record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    _sidecar(path).write_text(json.dumps(record | ({"revision": revision} if revision else {})))
 
 
 def sha256_of(path: Path) -> str:
@@ -147,25 +155,34 @@ def _progress(enabled: bool) -> Progress:
 
 
 def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
+    """Download at a fixed commit (a branch is resolved to one first), refusing a file whose size on the Hub is not
+    the catalog's (re-uploads keep the name, not the bytes), then verify size and sha256."""
     from huggingface_hub import HfApi, hf_hub_download
 
-    expected = source.sha256
+    api = HfApi()
+    commit = source.revision
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        commit = api.model_info(source.repo, revision=source.revision).sha
+    info = next(iter(api.get_paths_info(source.repo, [source.filename], revision=commit)), None)
+    if info is None:
+        raise FetchError(f"{source.filename} is not in {source.repo} at revision {commit}")
+    if source.size is not None and info.size != source.size:
+        raise FetchError(
+            f"{source.repo}/{source.filename} at revision {commit} is {info.size} bytes, the catalog expects "
+            f"{source.size}: the file was changed upstream; pin the revision the catalog names, or pass "
+            "`--revision` to `agent models pull` to take another one on purpose")
+    expected = source.sha256 or getattr(getattr(info, "lfs", None), "sha256", None)
     if expected is None:
-        info = next(iter(HfApi().get_paths_info(source.repo, [source.filename], revision=source.revision)))
-        lfs = getattr(info, "lfs", None)
-        if lfs is None:
-            raise FetchError(f"the Hub reports no LFS sha256 for {source.filename}; cannot verify it")
-        expected = lfs.sha256
-    downloaded = Path(
-        hf_hub_download(source.repo, source.filename, revision=source.revision, local_dir=dest.parent)
-    )
+        raise FetchError(f"the Hub reports no LFS sha256 for {source.filename}; cannot verify it")
+    downloaded = Path(hf_hub_download(source.repo, source.filename, revision=commit, local_dir=dest.parent))
     if downloaded.resolve() != dest.resolve():
         downloaded.replace(dest)
     actual = sha256_of(dest)
-    if actual != expected:
+    if actual != expected or dest.stat().st_size != info.size:
         dest.unlink()
-        raise FetchError(f"sha256 mismatch: expected {expected}, got {actual} (file removed)")
-    _write_sidecar(dest, actual)
+        raise FetchError(f"download does not verify: sha256 {actual} (expected {expected}), size "
+                         f"{dest.stat().st_size if dest.exists() else 'removed'} (expected {info.size}); file removed")
+    _write_sidecar(dest, actual, revision=commit)
 
 
 # ---------------------------------------------------------------- PyPI chunk packages

@@ -9,14 +9,18 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, Field
 
+from inference.shape import ModelShape
+
 
 class HuggingFaceSource(BaseModel):
     kind: Literal["huggingface"] = "huggingface"
     repo: str
     filename: str
+    # A commit pins the exact bytes (a repo can re-upload files under the same names, as unsloth did for every
+    # Gemma 4 GGUF on 2026-07-17); a branch name is resolved to its commit at fetch time and recorded.
     revision: str = "main"
     sha256: str | None = None  # None: verified against the Hub's own LFS sha256 at download time
-    size: int | None = None
+    size: int | None = None  # checked against the Hub before the download and against the file after it
 
     def describe(self) -> str:
         return f"huggingface:{self.repo}/{self.filename}"
@@ -48,8 +52,9 @@ class ModelSpec(BaseModel):
     filename: str  # name of the file in the cache
     description: str
     role: Literal["target", "draft"]
-    approx_size: int  # bytes, for disk checks and memory estimates
+    approx_size: int  # bytes, for disk checks and memory plans before a download
     sources: list[Source]
+    shape: ModelShape | None = None  # the GGUF header's layer shape, for memory plans before a download
 
 
 QWEN_1_5B = ModelSpec(
@@ -70,6 +75,8 @@ QWEN_1_5B = ModelSpec(
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         ),
     ],
+    shape=ModelShape(arch="qwen2", layers=28, embedding=1536, vocab=151936, kv_heads=[2] * 28,
+                     key_length=[128] * 28, value_length=[128] * 28),
 )
 
 QWEN_0_5B = ModelSpec(
@@ -90,6 +97,8 @@ QWEN_0_5B = ModelSpec(
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         ),
     ],
+    shape=ModelShape(arch="qwen2", layers=24, embedding=896, vocab=151936, kv_heads=[2] * 24,
+                     key_length=[64] * 24, value_length=[64] * 24),
 )
 
 GEMMA4_31B = ModelSpec(
@@ -99,6 +108,10 @@ GEMMA4_31B = ModelSpec(
     role="target",
     approx_size=17_500_000_000,
     sources=[HuggingFaceSource(repo="unsloth/gemma-4-31B-it-GGUF", filename="gemma-4-31B-it-Q4_K_S.gguf")],
+    # 60 blocks, 5 sliding-window : 1 global; KV heads 16 x 256 (window 1024) on sliding layers, 4 x 512 on global
+    shape=ModelShape(arch="gemma4", layers=60, embedding=5376, vocab=262144, kv_heads=[16, 16, 16, 16, 16, 4] * 10,
+                     key_length=[256, 256, 256, 256, 256, 512] * 10, value_length=[256, 256, 256, 256, 256, 512] * 10,
+                     sliding_window=1024, swa_layers=[True, True, True, True, True, False] * 10),
 )
 
 GEMMA4_31B_DFLASH = ModelSpec(
@@ -110,6 +123,9 @@ GEMMA4_31B_DFLASH = ModelSpec(
     sources=[
         HuggingFaceSource(repo="Anbeeld/gemma-4-31B-it-DFlash-GGUF", filename="gemma4-31b-it-dflash-Q5_K_M.gguf")
     ],
+    # a DFlash drafter keeps no KV cache; it reads 6 of the target's hidden layers in blocks of 16 tokens
+    shape=ModelShape(arch="dflash-draft", layers=0, embedding=5376, vocab=262144, kv_heads=[], key_length=[],
+                     value_length=[], dflash_block_size=16, dflash_target_layers=6),
 )
 
 CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH)}

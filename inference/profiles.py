@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inference.engine import Capabilities
 
@@ -23,6 +23,8 @@ class ProfileError(ValueError):
 
 
 class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt key in a user profile is an error, not ignored
+
     name: str
     description: str = ""
     target: str  # catalog model id
@@ -48,6 +50,8 @@ class Profile(BaseModel):
     draft_max: int | None = None
     draft_min: int | None = None
     draft_p_min: float | None = None
+    draft_ctx: int | None = None  # `-cd`: the draft's own context (BeeLlama's DFlash default is 256)
+    spec_dm_adaptive: bool | None = None  # False: BeeLlama's adaptive draft-max controller off (deterministic drafts)
     ngram_size_n: int | None = None  # n-gram speculation: tokens that must match before drafting ...
     ngram_size_m: int | None = None  # ... and how many tokens to draft from the match
     ngram_adapt_min: int | None = None  # ngram-simple: drafts start this long and adapt (our engine patch)
@@ -79,7 +83,8 @@ def render(profile: Profile, caps: Capabilities, model_paths: dict[str, Path], h
     args += _opt("--temp", profile.temperature) + _opt("--top-k", profile.top_k)
     args += _opt("--top-p", profile.top_p) + _opt("--min-p", profile.min_p)
     args += _opt("--spec-draft-n-max", profile.draft_max) + _opt("--spec-draft-n-min", profile.draft_min)
-    args += _opt("--spec-draft-p-min", profile.draft_p_min) + _opt("-t", profile.threads) + profile.extra_args
+    args += _opt("--spec-draft-p-min", profile.draft_p_min) + _opt("-cd", profile.draft_ctx)
+    args += _adaptive_args(profile, caps) + _opt("-t", profile.threads) + profile.extra_args
     missing = [a for a in args if a.startswith("-") and not _is_number(a) and not caps.has(a)]
     for cache_type in filter(None, (profile.cache_type_k, profile.cache_type_v)):
         if caps.cache_types and cache_type not in caps.cache_types:
@@ -120,6 +125,15 @@ def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
     return args
 
 
+def _adaptive_args(profile: Profile, caps: Capabilities) -> list[str]:
+    """BeeLlama v0.2-v0.3 `--no-spec-dm-adaptive`; v0.4 `--spec-dm-controller off`; upstream has no controller."""
+    if profile.spec_dm_adaptive is not False:
+        return []
+    if caps.has("--spec-dm-controller") and not caps.has("--no-spec-dm-adaptive"):
+        return ["--spec-dm-controller", "off"]
+    return ["--no-spec-dm-adaptive"] if caps.has("--no-spec-dm-adaptive") else []
+
+
 def _load_args(profile: Profile, caps: Capabilities) -> list[str]:
     """`--no-mmap --mlock` (BeeLlama, older llama.cpp) or their newer upstream form `--load-mode MODE`."""
     if not (profile.no_mmap or profile.mlock):
@@ -155,6 +169,13 @@ BUILTIN_PROFILES: dict[str, Profile] = {
                 target="gemma4-31b", draft="gemma4-31b-dflash", speculative="dflash", dflash_cross_ctx=1024,
                 kv_unified=True, draft_gpu_layers="all", cache_ram=0, no_mmap=True, mlock=True, no_host=True,
                 **GUIDE_GPU, **GUIDE_SAMPLING),
+        # BeeLlama v0.2.0 with exactly this pair on an RTX 4090 can fail after the first request with "dflash:
+        # invalid reduced-logits token -1" (Anbeeld/beellama.cpp#27, fixed in v0.3.0); the reporter's workaround:
+        Profile(name="gemma4-31b-dflash-safe", description="The DFlash command with the BeeLlama #27 workaround "
+                "(adaptive draft-max off, draft max 16, draft context 1024).",
+                target="gemma4-31b", draft="gemma4-31b-dflash", speculative="dflash", dflash_cross_ctx=1024,
+                kv_unified=True, draft_gpu_layers="all", cache_ram=0, no_mmap=True, mlock=True, no_host=True,
+                spec_dm_adaptive=False, draft_max=16, draft_ctx=1024, **GUIDE_GPU, **GUIDE_SAMPLING),
         Profile(name="qwen-cpu", description="CPU baseline: Qwen2.5-Coder-1.5B, no speculation.", **CPU_QWEN),
         # Draft-model speculation: lossless and ~90% accepted, but slower than the baseline on a 2-core CPU
         # (0.6x, even at draft max 4); kept for GPUs, where decode is bandwidth-bound and the balance flips.
@@ -174,17 +195,33 @@ BUILTIN_PROFILES: dict[str, Profile] = {
 
 
 def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
-    """Built-in profiles, plus `[profiles.NAME]` tables from a TOML file (user profiles win on name clash)."""
+    """Built-in profiles, plus `[profiles.NAME]` tables from a TOML file (user profiles win on name clash).
+    A malformed file or profile is a one-line ProfileError naming the profile and the field."""
     profiles = dict(BUILTIN_PROFILES)
-    if user_file and user_file.is_file():
+    if not (user_file and user_file.is_file()):
+        return profiles
+    try:
         data = tomllib.loads(user_file.read_text()).get("profiles", {})
-        for name, fields in data.items():
-            base = profiles.get(fields.pop("extends", ""), None)
-            try:
-                merged = (base.model_dump() if base else {}) | fields | {"name": name}
-                profiles[name] = Profile.model_validate(merged)
-            except ValidationError as exc:
-                raise ProfileError(f"profile {name!r} in {user_file} is invalid: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{user_file} is not valid TOML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"{user_file}: `profiles` must be a table of [profiles.NAME] tables")
+    for name, fields in data.items():
+        if not isinstance(fields, dict):
+            raise ProfileError(f"profile {name!r} in {user_file} must be a table ([profiles.{name}]), not a value")
+        fields = dict(fields)
+        base_name = fields.pop("extends", None)
+        if base_name is not None and base_name not in profiles:
+            raise ProfileError(f"profile {name!r} in {user_file}: extends unknown profile {base_name!r}; "
+                               f"known: {', '.join(profiles)}")
+        try:
+            base = profiles[base_name].model_dump() if base_name else {}
+            profiles[name] = Profile.model_validate(base | fields | {"name": name})
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            field = ".".join(str(part) for part in problem["loc"]) or "?"
+            what = "unknown field" if problem["type"] == "extra_forbidden" else problem["msg"].lower()
+            raise ProfileError(f"profile {name!r} in {user_file}: field {field!r}: {what}") from None
     return profiles
 
 

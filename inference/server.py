@@ -16,9 +16,9 @@ import httpx
 import platformdirs
 from pydantic import BaseModel
 
-from inference.engine import Engine
+from inference.engine import Capabilities, Engine
 from inference.fetch import fetch_model
-from inference.hardware import Hardware, estimate_bytes
+from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.models import get_model
 from inference.profiles import Profile, ProfileError, render
 
@@ -95,11 +95,15 @@ class ManagedServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def argv(self) -> list[str]:
+        """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
+        either)."""
+        # refuse a profile the engine cannot run before downloading gigabytes for it
+        render(self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
+        check_drafter(self.profile, self.engine.capabilities, paths)
         if self.check_memory:
             check_fits(self.profile, paths)
-        args = render(self.profile, self.engine.capabilities, paths, self.host, self.port)
-        return [str(self.engine.binary), *args]
+        return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
 
     def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
         argv = self.argv()
@@ -172,7 +176,7 @@ def stop_process_group(pid: int, grace: float = 10.0) -> None:
 
 
 def choose_engine(profile: Profile, key: str | None = None) -> Engine:
-    """The engine named by `key`, else the newest cached build that can render `profile`."""
+    """The engine named by `key`, else the newest cached build for the profile's device whose dialect renders it."""
     from inference.engine import list_engines
 
     engines = list_engines()
@@ -180,47 +184,73 @@ def choose_engine(profile: Profile, key: str | None = None) -> Engine:
         match = [e for e in engines if e.key == key]
         if not match:
             raise ProfileError(f"no engine with key {key!r}; see `agent engine list`")
-        return match[0]
+        engines = match
     reasons = []
     placeholders = {m: Path(m) for m in profile.models()}
     for engine in sorted(engines, key=lambda e: e.binary.stat().st_mtime if e.binary.exists() else 0, reverse=True):
+        if profile.device == "gpu" and engine.options.device != "gpu":
+            reasons.append(f"  - {engine.key} ({engine.source}): built for {engine.options.backend}; "
+                           f"profile {profile.name!r} needs a GPU build")
+            continue
         try:
             render(profile, engine.capabilities, placeholders, "127.0.0.1", 1)
             return engine
         except ProfileError as exc:
             reasons.append(f"  - {engine.key} ({engine.source}): {exc}")
-    hint = "`agent engine build --source beellama` (GPU, DFlash) or `--source pypi-sdist` (CPU, upstream)"
-    raise ProfileError(f"no built engine can run profile {profile.name!r}; build one with {hint}"
+    raise ProfileError(f"no built engine can run profile {profile.name!r}; build one with {build_hint(profile)}"
                        + ("\n" + "\n".join(reasons) if reasons else ""))
 
 
-def check_fits(profile: Profile, paths: dict[str, Path]) -> None:
-    """Refuse, before launch, a profile whose models cannot fit the GPU (gpu profiles) or the RAM."""
-    needed, basis = memory_needed(profile, paths)
-    have, where = memory_available(profile)
-    if needed > have:
-        raise ProfileError(f"profile {profile.name!r} needs about {needed / 1e9:.1f} GB ({basis}) but this machine has "
-                           f"{have / 1e9:.1f} GB of {where}; lower ctx_size, use a smaller model or another profile")
+def build_hint(profile: Profile) -> str:
+    if profile.device == "gpu":
+        return ("`agent engine build --source beellama --backend cuda` (BeeLlama.cpp with CUDA: DFlash on the GPU; "
+                "needs the CUDA toolkit)")
+    return "`agent engine build --source pypi-sdist --backend cpu` (upstream llama.cpp from PyPI, for the CPU)"
+
+
+def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabilities, str, str]:
+    """(capabilities, binary, description) of the engine a profile would run on: the chosen build, or when none
+    is built (and no key named), what `agent engine build` builds by default, read from its real `--help`."""
+    from inference.engine import BEELLAMA_TAG, default_capabilities
+
+    try:
+        engine = choose_engine(profile, key)
+        return engine.capabilities, str(engine.binary), f"engine {engine.key} ({engine.source}, {engine.version})"
+    except ProfileError:
+        if key:
+            raise
+    return (default_capabilities(), "llama-server",
+            f"no engine built for it yet; rendered for BeeLlama {BEELLAMA_TAG}, which `agent engine build` builds")
+
+
+def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] | None = None) -> None:
+    """BeeLlama >= v0.4 and upstream load only upstream-format (`dflash`) drafters; Bee's older `dflash-draft`
+    files must be converted first: refuse with the command rather than fail inside llama-server."""
+    if profile.speculative != "dflash" or caps.dflash_dialect != "upstream" or not profile.draft:
+        return
+    facts = model_facts(profile.draft, (paths or {}).get(profile.draft))
+    if facts.shape.arch == "dflash-draft":
+        raise ProfileError(
+            f"profile {profile.name!r}: the drafter {profile.draft!r} is a BeeLlama `dflash-draft` GGUF, which this "
+            "engine (`--spec-type draft-dflash`) cannot load; convert it with BeeLlama's "
+            "`python3 scripts/convert-dflash-draft-to-upstream.py IN.gguf OUT.gguf` (BeeLlama >= v0.4 source tree), "
+            "or use the pinned BeeLlama (`agent engine build --source beellama`), which loads it as is")
+
+
+def check_fits(profile: Profile, paths: dict[str, Path]) -> MemoryPlan:
+    """Refuse, before launch, a profile whose plan does not fit the GPU (gpu profiles) or the RAM."""
+    plan = plan_profile(profile, paths=paths)
+    if plan.available is None:
+        raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")
+    if not plan.fits:
+        raise ProfileError(f"profile {profile.name!r}: {plan.verdict()}")
+    return plan
 
 
 def fit_together(profiles: list[Profile]) -> bool:
-    """Whether all these profiles' servers can be up at once (on the device the first one uses)."""
-    total = sum(memory_needed(p, {m: fetch_model(get_model(m)) for m in p.models()})[0] for p in profiles)
-    return total <= memory_available(profiles[0])[0]
-
-
-def memory_needed(profile: Profile, paths: dict[str, Path]) -> tuple[int, str]:
-    files = [(paths.get(m), paths[m].stat().st_size if m in paths else get_model(m).approx_size) for m in profile.models()]
-    return estimate_bytes(files, profile.ctx_size, profile.cache_type_k, profile.cache_type_v)
-
-
-def memory_available(profile: Profile) -> tuple[int, str]:
-    hardware = Hardware.detect()
-    if profile.device == "gpu":
-        if not hardware.gpus:
-            raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")
-        return max(g.memory_free for g in hardware.gpus), "free GPU memory"
-    return hardware.ram_available, "available RAM"
+    """Whether all these profiles' servers can be up at once (on the device the first one uses); no download."""
+    plans = [plan_profile(p) for p in profiles]
+    return plans[0].available is not None and sum(p.total for p in plans) <= plans[0].available
 
 
 def read_state() -> ServerState | None:

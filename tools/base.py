@@ -46,7 +46,7 @@ class ToolPolicy(BaseModel):
 class ToolContext:
     workspace: Path
     policy: ToolPolicy = field(default_factory=ToolPolicy)
-    approver: "Approver | None" = None  # the approval policy every call passes (tools/approval.py); None: no checks
+    approver: "Approver | None" = None  # the approval policy every call passes (tools/approval/); None: no checks
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

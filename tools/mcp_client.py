@@ -1,6 +1,7 @@
 """Connections to MCP servers, held open on a background event loop so the synchronous agent loop can call
 their tools. Servers start concurrently, each within its start-up timeout; one that fails or hangs is
-reported with its cause and skipped, never blocks the others or the agent."""
+reported with its cause and skipped, never blocks the others or the agent. A project's stdio server runs
+code from the workspace, which the model can edit: it runs under the same sandbox as the bash tool."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from typing import Any, Literal
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, Tool as MCPToolSpec
 from pydantic import BaseModel
 
 from tools.mcp_config import MCPServerConfig
+from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_stdio_client
+from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
 CLIENT_INFO = Implementation(name="dflash-agent", version="0.1")
 
@@ -65,7 +67,10 @@ class _Connection:
 class MCPHub:
     """All configured servers of one run. Use as a context manager; `start()` returns every server's status."""
 
-    def __init__(self, servers: list[MCPServerConfig], log_dir: Path | None = None):
+    def __init__(self, servers: list[MCPServerConfig], log_dir: Path | None = None, sandbox: SandboxPolicy | None = None):
+        """`sandbox`: the policy project servers run under (their workspace is their project); None runs them
+        as configured, like user servers always are."""
+        self._sandbox = sandbox
         self._connections = {s.name: _Connection(s, log_dir / f"{s.name}.log" if log_dir else None)
                              for s in servers if not s.disabled}
         self._log_dir = log_dir
@@ -174,16 +179,28 @@ class MCPHub:
         config = conn.config
         if config.transport == "stdio":
             errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None
-            params = StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None,
-                                           cwd=config.cwd)
-            return stdio_client(params, errlog=errlog) if errlog else stdio_client(params)
+            wrapped = self._wrap(config)
+            stack.callback(wrapped.cleanup)
+            params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:],
+                                           env={**config.env, **wrapped.env} or None, cwd=config.cwd)
+            return capped_stdio_client(params, errlog)
         if config.transport == "sse":
             return sse_client(config.url or "", headers=config.headers or None)
         import httpx2
 
         http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=config.headers, timeout=httpx2.Timeout(30, read=config.tool_timeout)))
-        return streamable_http_client(config.url or "", http_client=http)
+            headers=config.headers, timeout=httpx2.Timeout(30, read=config.tool_timeout),
+            transport=capped_http_transport()))
+        return streamable_http_client(config.url or "", http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES)
+
+    def _wrap(self, config: MCPServerConfig) -> WrappedCommand:
+        argv = [config.command or "", *config.args]
+        if config.scope != "project" or self._sandbox is None or not config.root:
+            return WrappedCommand(argv, sandboxed=False)
+        root = Path(config.root)
+        if config.cwd and Path(config.cwd).resolve() != root.resolve():
+            argv = ["env", "-C", config.cwd, *argv]  # bubblewrap starts in the workspace
+        return wrap_command(argv, root, self._sandbox)
 
     def _start_failure(self, conn: _Connection, exc: BaseException) -> str:
         cause = _describe(exc)

@@ -15,9 +15,11 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
+
 
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
+_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -36,11 +38,12 @@ class MCPServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = {}
-    startup_timeout: float = 20.0
-    tool_timeout: float = 120.0
+    startup_timeout: float = Field(20.0, gt=0)
+    tool_timeout: float = Field(120.0, gt=0)
     disabled: bool = False
     origin: str = ""  # the file it came from
     scope: Literal["user", "project"] = "user"
+    root: str | None = None  # the project folder, for a project's entry
 
     def launch_line(self) -> str:
         """What will run (or be reached), exactly; env values are not shown, only their names."""
@@ -50,8 +53,74 @@ class MCPServerConfig(BaseModel):
         return f"{self.transport} {self.url}" + (f"  (headers: {', '.join(sorted(self.headers))})" if self.headers else "")
 
     def fingerprint(self) -> str:
+        """The launch line, and for a project server the content of every workspace file it names: the
+        model can edit the project, so a rewritten `srv.py` is a different server and is asked about again."""
         spec = [self.transport, self.command, self.args, sorted(self.env), self.cwd, self.url, sorted(self.headers)]
+        if self.scope == "project" and self.root and self.transport == "stdio":
+            spec.append(named_files_digest([self.command or "", *self.args], Path(self.root) / (self.cwd or "."),
+                                           Path(self.root)))
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
+
+
+MAX_HASHED_BYTES = 64 * 1024 * 1024  # a launch line naming a huge folder: the rest counts as "too big"
+MAX_HASHED_FILES = 5000
+
+
+def named_files_digest(argv: list[str], cwd: Path, root: Path) -> str:
+    """A digest of the workspace files (and folders) `argv` names: each argument, the value of `--opt=value`,
+    and the module of `-m module`, resolved from `cwd`; only paths inside `root` count. A named folder
+    counts with every file below it (`.git` left out); a missing one counts as missing, so creating it
+    later changes the digest. The workspace itself (`server-filesystem .`) is data, not hashed: every edit
+    would ask again; the sandbox covers it."""
+    root = root.resolve()
+    digest, budget = hashlib.sha256(), [MAX_HASHED_BYTES]
+    candidates: list[str] = []
+    for i, arg in enumerate(argv):
+        candidates.append(arg)
+        if "=" in arg:
+            candidates.append(arg.split("=", 1)[1])
+        if i > 0 and argv[i - 1] == "-m":
+            module = arg.replace(".", "/")
+            candidates += [module + ".py", module]
+    for name in candidates:
+        if not name or "\0" in name:
+            continue
+        try:
+            path = (cwd / Path(name).expanduser()).resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        digest.update(f"\0{name}\0{path}\0".encode())  # where it points (a re-pointed symlink counts)
+        if root in path.parents:  # the workspace itself, named as the server's data (`.`), is not code
+            _hash_path(path, root, digest, budget)
+    return digest.hexdigest()
+
+
+def _hash_path(path: Path, root: Path, digest: Any, budget: list[int]) -> None:
+    if path.is_dir():
+        for count, child in enumerate(sorted(path.rglob("*"))):
+            if count >= MAX_HASHED_FILES:
+                digest.update(b"too many files")
+                return
+            if ".git" not in child.relative_to(path).parts and child.is_file():
+                digest.update(str(child.relative_to(root)).encode())
+                _hash_file(child, digest, budget)
+    elif path.is_file():
+        _hash_file(path, digest, budget)
+    else:
+        digest.update(b"missing")
+
+
+def _hash_file(path: Path, digest: Any, budget: list[int]) -> None:
+    if budget[0] <= 0:
+        digest.update(b"too big")
+        return
+    try:
+        with path.open("rb") as handle:
+            while budget[0] > 0 and (chunk := handle.read(1 << 20)):
+                budget[0] -= len(chunk)
+                digest.update(chunk)
+    except OSError as exc:
+        digest.update(f"unreadable {exc.errno}".encode())
 
 
 def expand(value: str, environ: dict[str, str] | None = None) -> str:
@@ -74,6 +143,10 @@ def expand(value: str, environ: dict[str, str] | None = None) -> str:
 
 def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "user",
                 environ: dict[str, str] | None = None) -> MCPServerConfig:
+    if not _SERVER_NAME.fullmatch(name):
+        raise MCPConfigError(f"server name {name!r} in {origin or 'config'} is not usable: its tools are named "
+                             "NAME__tool, so use a name that starts with a letter or digit, then letters, digits, "
+                             "'-', '_' or '.' (at most 40)")
     if not isinstance(raw, dict):
         raise MCPConfigError(f"server {name!r} in {origin or 'config'}: expected an object, got {type(raw).__name__}")
     kind = str(raw.get("type", "")).lower()
@@ -99,7 +172,10 @@ def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "
             origin=origin,
             scope=scope,
         )
-    except (ValidationError, TypeError, ValueError) as exc:  # MCPConfigError included
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {problems}") from None
+    except (TypeError, ValueError) as exc:  # MCPConfigError included
         raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {exc}") from None
     return entry
 
@@ -108,14 +184,24 @@ def read_file(path: Path) -> dict[str, dict[str, Any]]:
     """The raw server entries of one file (`mcpServers` or `servers`); a missing file has none."""
     if not path.is_file():
         return {}
+    data = _read_json(path)
+    servers = data.get("mcpServers", data.get("servers", {}))
+    if not isinstance(servers, dict):
+        raise MCPConfigError(f"{path}: expected {{\"mcpServers\": {{name: {{...}}}}}}; fix the file or move it away")
+    return servers
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A config file's object; a file that is not one is a one-line error naming the file and the fix."""
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise MCPConfigError(f"{path} is not valid JSON: {exc}") from exc
-    servers = data.get("mcpServers", data.get("servers", {})) if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise MCPConfigError(f"{path}: expected {{\"mcpServers\": {{name: {{...}}}}}}")
-    return servers
+        raise MCPConfigError(f"{path} is not valid JSON ({exc}); fix it or move it away") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MCPConfigError(f"{path} cannot be read ({exc}); fix its permissions or move it away") from None
+    if not isinstance(data, dict):
+        raise MCPConfigError(f"{path}: expected {{\"mcpServers\": {{name: {{...}}}}}}; fix the file or move it away")
+    return data
 
 
 class _AnyEnvironment(dict):
@@ -145,8 +231,9 @@ def load_servers(user_file: Path, project: Path | None = None, environ: dict[str
         for name, raw in entries.items():
             try:
                 entry = parse_entry(name, raw, str(path), scope, environ)
-                if scope == "project" and entry.cwd is None:
-                    entry.cwd = str(project)  # relative paths in a project's file mean the project's
+                if scope == "project":
+                    entry.root = str(project.resolve())
+                    entry.cwd = str(project / (entry.cwd or "."))  # relative paths mean the project's
                 found[name] = entry
             except MCPConfigError as exc:
                 loaded.problems.append(str(exc))
@@ -156,9 +243,11 @@ def load_servers(user_file: Path, project: Path | None = None, environ: dict[str
 
 def write_entry(path: Path, name: str, raw: dict[str, Any] | None) -> None:
     """Add, replace (`raw`) or remove (`None`) one entry, keeping the rest of the file as it was."""
-    data = json.loads(path.read_text()) if path.is_file() else {}
+    data = _read_json(path) if path.is_file() else {}
     key = "servers" if "servers" in data and "mcpServers" not in data else "mcpServers"
     servers = data.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise MCPConfigError(f"{path}: `{key}` is not an object; fix the file or move it away")
     if raw is None:
         if name not in servers:
             raise MCPConfigError(f"no server named {name!r} in {path}")

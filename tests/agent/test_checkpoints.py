@@ -3,6 +3,8 @@ real model drives a run end to end in test_refactor.py and test_workflows.py).""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import git
 import pytest
 from typer.testing import CliRunner
@@ -10,7 +12,7 @@ from typer.testing import CliRunner
 from agent.checkpoints import agent_branches, branch_name, is_agent_commit, undo
 from agent.cli import app
 from agent.config import Config
-from agent.workflows import run_task
+from agent.workflows import RunInterrupted, resume_run, run_task
 
 WRITE_B = "I will add b.py with a helper. More words.\n<write_file>\n<path>b.py</path>\n<content>\ndef helper():\n    return 2\n</content>\n</write_file>"
 EDIT_A = "Now set x to 2 in a.py.\n<edit_file>\n<path>a.py</path>\n<old>x = 1</old>\n<new>x = 2</new>\n</edit_file>"
@@ -211,3 +213,102 @@ def test_squashing_steps_that_cancel_out_leaves_no_commit(scripted, tmp_path):
     result = run_task(path, "task", Config(checkpoints="squash"), backend=scripted([there, back, FINISH]))
     assert result.git.squashed and result.git.checkpoints == [] and result.git.head is None
     assert repo.head.commit.hexsha == result.git.start_commit and result.files == []
+
+
+def test_the_agents_git_runs_nothing_a_repository_planted(scripted, tmp_path, traps):
+    """Hooks, fsmonitor (in the repo and in a nested one) and filter/diff/merge drivers never run, through run
+    start (stash), checkpoints, finish (checkout, stash apply), undo and resume."""
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    traps.plant(path)
+    git.Repo.init(path / "sub")
+    (path / "sub" / "f.txt").write_text("inside\n")
+    with git.Repo(path / "sub").config_writer() as config:
+        config.set_value("core", "fsmonitor", f"{traps.cmd('nested-fsmonitor')}; false")
+    (path / "a.py").write_text("x = 1\n# mine\n")  # the user's work: stashed at start, restored at the end
+    result = run_task(path, "task", Config(), backend=scripted([WRITE_B, FINISH]))
+    assert repo.active_branch.name == "main" and (path / "a.py").read_text() == "x = 1\n# mine\n"
+    committed = {b.path for b in repo.commit(result.git.branch).tree.traverse()}
+    assert "b.py" in committed and not any(p.startswith("sub") for p in committed), "no gitlink, nothing of sub"
+    assert any(n.startswith("sub/ is a git repository of its own: not committed") for n in result.git.notes)
+    assert (path / "sub" / "f.txt").read_text() == "inside\n"
+    resumed = resume_run(Path(result.transcript), Config(), backend=scripted([EDIT_A, FINISH]))
+    assert resumed.git.branch == result.git.branch and resumed.git.files == ["a.py"]
+    assert repo.active_branch.name == "main" and (path / "a.py").read_text() == "x = 1\n# mine\n", "back home"
+    undo(path, result.git.branch)
+    assert traps.ran() == []
+
+
+def test_a_run_in_the_middle_of_a_merge_is_refused_and_loses_nothing(tmp_path):
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    repo.git.checkout("-q", "-b", "other")
+    (path / "z.py").write_text("z\n")
+    repo.git.add("z.py")
+    repo.git.commit("-qm", "other")
+    repo.git.checkout("-q", "main")
+    repo.git.merge("--no-commit", "--no-ff", "other")  # a clean merge, not yet committed
+    result = CliRunner().invoke(app, ["run", "task", "--repo", str(path), "--endpoint", "http://127.0.0.1:9"],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 1 and result.output.startswith("error: ") and "Traceback" not in result.output
+    assert "in the middle of a merge" in result.output and "git merge --abort" in result.output
+    assert (path / ".git" / "MERGE_HEAD").exists() and repo.git.diff("--cached", "--name-only") == "z.py"
+    assert sorted(h.name for h in repo.heads) == ["main", "other"] and repo.active_branch.name == "main"
+
+
+def test_a_failed_start_leaves_the_user_where_they_were(scripted, tmp_path):
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    (path / "a.py").write_text("mine\n")
+
+    class Broken(scripted):
+        def complete(self, *args, **kwargs):
+            raise RuntimeError("the engine died")
+
+    with pytest.raises(RuntimeError, match="the engine died"):
+        run_task(path, "task", Config(), backend=Broken([]))
+    assert repo.active_branch.name == "main" and [h.name for h in repo.heads] == ["main"], "no empty agent branch"
+    assert (path / "a.py").read_text() == "mine\n" and repo.git.stash("list") == ""
+
+
+def test_ctrl_c_before_the_first_checkpoint_keeps_the_branch_for_the_resume(scripted, tmp_path):
+    path = tmp_path / "r"
+    repo = make_repo(path)
+
+    class Interrupted(scripted):
+        def complete(self, *args, **kwargs):
+            raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted) as stop:
+        run_task(path, "task", Config(), backend=Interrupted([]))
+    assert stop.value.branch in repo.heads and stop.value.branch.startswith("agent/"), "a failure, not a Ctrl-C, drops it"
+
+
+def test_a_resume_that_fails_to_start_puts_the_user_back_and_keeps_the_run_branch(scripted, tmp_path):
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    first = run_task(path, "task", Config(), backend=scripted([WRITE_B, FINISH]))
+    repo.git.checkout("-q", "main")
+
+    class Broken(scripted):
+        def complete(self, *args, **kwargs):
+            raise RuntimeError("the engine died")
+
+    with pytest.raises(RuntimeError):
+        resume_run(Path(first.transcript), Config(), backend=Broken([]))
+    assert repo.active_branch.name == "main" and repo.heads[first.git.branch].commit.hexsha == first.commit
+
+
+def test_a_required_filter_of_the_repository_fails_the_checkpoint_and_loses_nothing(scripted, tmp_path, traps):
+    """A driver the repository's own config marks required is not run: git refuses to commit, the run ends
+    normally with a note, and the change stays in the working tree."""
+    path = tmp_path / "r"
+    repo = make_repo(path, {**START, ".gitattributes": "*.s filter=crypt\n"})
+    with repo.config_writer() as config:
+        config.set_value('filter "crypt"', "clean", f"{traps.cmd('clean')}; cat")
+        config.set_value('filter "crypt"', "required", "true")
+    write = "<write_file>\n<path>key.s</path>\n<content>\nsecret\n</content>\n</write_file>"
+    result = run_task(path, "task", Config(), backend=scripted([write, FINISH]))
+    assert result.run.status == "finished" and traps.ran() == []
+    assert any("could not be committed" in n and "clean filter 'crypt' failed" in n for n in result.git.notes)
+    assert (path / "key.s").read_text() == "secret\n" and "key.s" not in {b.path for b in repo.head.commit.tree.traverse()}

@@ -1,10 +1,19 @@
-"""The command line: help, catalog, profiles, and clear errors for bad input (no model needed)."""
+"""The command line: help, catalog, profiles, and one `error:` line, never a traceback, for each bad input
+(no model needed)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import git
+import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
+from agent.config import Config
+from agent.session import read_transcript
+from agent.workflows import resume_run, run_task
 
 runner = CliRunner()
 
@@ -64,3 +73,181 @@ def test_serve_prints_the_rendered_command(engine, qwen_path):
     result = runner.invoke(app, ["serve", "--profile", "qwen-cpu-ngram", "--print-args"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     assert "--spec-type ngram-simple" in result.output and "--host 127.0.0.1" in result.output
+
+
+DEAD_ENDPOINT = "http://127.0.0.1:9"  # nothing listens: a run gets as far as its first model call
+
+
+def make_repo(path):
+    repo = git.Repo.init(path, initial_branch="main")
+    (path / "a.py").write_text("x = 1\n")
+    repo.git.add("a.py")
+    repo.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    return repo
+
+
+def one_error_line(result, code=1):
+    """The command ended with `error: ...` and the exit code, no traceback."""
+    assert result.exit_code == code, result.output
+    assert result.output.startswith("error: ") and "Traceback" not in result.output, result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+    return result.output
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    """Transcripts go under tmp_path."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state" / "dflash-agent" / "runs"
+
+
+def test_an_unknown_model_lists_the_ids_and_changes_nothing(tmp_path):
+    repo = make_repo(tmp_path / "r")
+    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--model", "gpt-17"]))
+    assert "unknown model 'gpt-17'" in out and "qwen2.5-coder-1.5b" in out
+    assert [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
+    out = one_error_line(runner.invoke(app, ["new-project", str(tmp_path / "new"), "-p", "x", "--model", "gpt-17"]))
+    assert "unknown model 'gpt-17'" in out and not (tmp_path / "new").exists()
+
+
+def test_new_project_onto_a_file_is_refused(tmp_path):
+    (tmp_path / "file.txt").write_text("mine")
+    out = one_error_line(runner.invoke(app, ["new-project", str(tmp_path / "file.txt"), "-p", "x"]))
+    assert "is not a folder" in out and (tmp_path / "file.txt").read_text() == "mine"
+
+
+def test_a_repo_that_does_not_exist_is_named(tmp_path):
+    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "nope")]))
+    assert f"{tmp_path / 'nope'} does not exist" in out
+
+
+def test_a_malformed_config_is_an_error_line(tmp_path):
+    make_repo(tmp_path / "r")
+    (tmp_path / "r" / ".agent").mkdir()
+    (tmp_path / "r" / ".agent" / "config.toml").write_text("max_steps = [\n")
+    assert "is not valid TOML" in one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r")]))
+
+
+def test_transcripts_that_cannot_be_resumed_are_errors(tmp_path):
+    missing = one_error_line(runner.invoke(app, ["run", "--resume", str(tmp_path / "gone.jsonl")]))
+    assert "cannot read the transcript" in missing
+    assert "cannot read the transcript" in one_error_line(runner.invoke(app, ["run", "--resume", str(tmp_path)]))
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text('{"type": "message"}\n')
+    assert "not a transcript of this agent" in one_error_line(runner.invoke(app, ["run", "--resume", str(foreign)]))
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text(json.dumps({"type": "start", "workspace": str(tmp_path), "task": "t"}) + "\n{oops\n{}\n")
+    assert "line 2 of" in one_error_line(runner.invoke(app, ["run", "--resume", str(damaged)]))
+
+
+def test_a_transcript_cut_by_a_crash_still_resumes(scripted, tmp_path, state):
+    path = tmp_path / "r"
+    make_repo(path)
+    write = "<write_file>\n<path>b.py</path>\n<content>\nB = 1\n</content>\n</write_file>"
+    first = run_task(path, "add b", Config(), backend=scripted([write, "<finish><summary>ok</summary></finish>"]))
+    transcript = Path(first.transcript)
+    text = transcript.read_text()
+    transcript.write_text(text[: text.rstrip("\n").rfind("\n") + 30])  # the crash cut the last line short
+    result = runner.invoke(app, ["run", "--resume", str(transcript), "--endpoint", DEAD_ENDPOINT], env={"COLUMNS": "300"})
+    assert "was cut off" in result.output and "Traceback" not in result.output, result.output
+    assert result.exit_code == 1 and "error: cannot reach" in result.output, "it went on as far as the model"
+    backend = scripted(["<finish><summary>ok</summary></finish>"])
+    resume_run(transcript, Config(), backend=backend)
+    sent = backend.calls[0]["messages"]
+    assert any("B = 1" in m.content for m in sent if m.role == "assistant"), "the conversation was carried over"
+
+
+def test_a_failed_start_leaves_no_branch_and_gives_back_the_work(tmp_path, state):
+    repo = make_repo(tmp_path / "r")
+    (tmp_path / "r" / "a.py").write_text("mine\n")
+    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT]))
+    assert "cannot reach" in out and [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
+    assert (tmp_path / "r" / "a.py").read_text() == "mine\n" and repo.git.stash("list") == ""
+
+
+def test_hostile_text_in_an_error_is_shown_as_it_is(tmp_path):
+    name = tmp_path / "x[/a-z]+([bold]\x1b[2J.jsonl"
+    out = one_error_line(runner.invoke(app, ["run", "--resume", str(name)]))
+    assert "[/a-z]+([bold]\\x1b[2J.jsonl" in out and "\x1b" not in out
+
+
+@pytest.mark.parametrize("flag, env, expected", [
+    ("read-only", "full-access", "read-only"),  # the flag wins over the environment and the config
+    (None, "full-access", "full-access"),  # the environment wins over the config
+    (None, None, "workspace-write"),  # the user config
+])
+def test_sandbox_flag_beats_environment_beats_config(tmp_path, state, monkeypatch, flag, env, expected):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("DFLASH_AGENT_SANDBOX", raising=False)
+    (tmp_path / "config" / "dflash-agent").mkdir(parents=True)
+    (tmp_path / "config" / "dflash-agent" / "config.toml").write_text('sandbox = "workspace-write"\n')
+    make_repo(tmp_path / "r")
+    args = ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT] + (["--sandbox", flag] if flag else [])
+    result = runner.invoke(app, args, env={"DFLASH_AGENT_SANDBOX": env} if env else {})
+    assert result.exit_code == 1 and "cannot reach" in result.output, result.output  # after the config was used
+    (transcript,) = state.glob("*.jsonl")
+    assert read_transcript(transcript).start["config"]["sandbox"] == expected
+
+
+def test_an_unknown_sandbox_mode_lists_the_modes(tmp_path):
+    result = runner.invoke(app, ["run", "task", "--sandbox", "none"])
+    assert result.exit_code == 2 and "read-only" in result.output and "full-access" in result.output
+    assert "--sandbox" in runner.invoke(app, ["new-project", "--help"], env={"COLUMNS": "200"}).output
+
+
+def test_a_transcript_folder_that_cannot_be_written_is_an_error_line(tmp_path, monkeypatch):
+    (tmp_path / "state").write_text("a file where the state folder should be")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    repo = make_repo(tmp_path / "r")
+    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT]))
+    assert "cannot write the run's transcript" in out and "XDG_STATE_HOME" in out
+    assert [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
+
+
+SEED_DFLASH_FLAGS = (
+    "--spec-type dflash --spec-dflash-cross-ctx 1024 --host 127.0.0.1 --port 8910 -np 1 --kv-unified -ngl all "
+    "--spec-draft-ngl all -b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock "
+    "--no-host --metrics --log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
+)
+
+
+def _no_downloads(tmp_path, monkeypatch):
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))  # no engine built, no Gemma cached
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a download attempt would fail loudly
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+def test_serve_plan_fits_24_gib_and_prints_the_seed_command(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "24GiB",
+                                 "--port", "8910"])
+    assert result.exit_code == 0, result.output
+    assert SEED_DFLASH_FLAGS in result.stdout and "BeeLlama v0.2.0" in result.stdout
+    assert "target KV cache" in result.stdout and "fits:" in result.stdout
+    assert not (tmp_path / "cache" / "models").exists() or not any((tmp_path / "cache" / "models").iterdir())
+
+
+def test_serve_plan_on_16_gib_exits_1_and_says_what_does_not_fit(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "16GiB"])
+    assert result.exit_code == 1
+    assert "does not fit" in result.stdout and "target weights alone" in result.stdout
+    printed = runner.invoke(app, ["serve", "--profile", "gemma4-31b", "--print-args"])
+    assert printed.exit_code == 0 and "--cache-type-k q5_0" in printed.stdout  # nothing downloaded, no check
+
+
+def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    (tmp_path / "config" / "dflash-agent").mkdir(parents=True)
+    (tmp_path / "config" / "dflash-agent" / "config.toml").write_text(
+        '[profiles.x]\nextends = "gemma4-31b"\nctx_size = "big"\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git_repo = make_repo(repo)
+    for argv in (["serve", "--profile", "x"], ["serve", "--profile", "x", "--plan"],
+                 ["run", "task", "--repo", str(repo), "--profile", "x"]):
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 1, (argv, result.output)
+        assert "profile 'x'" in result.output and "field 'ctx_size'" in result.output, argv
+        assert isinstance(result.exception, SystemExit), (argv, result.exception)  # a clean exit, no traceback
+    assert git_repo.head.commit.message == "initial" and (repo / "a.py").read_text() == "x = 1\n"  # nothing lost

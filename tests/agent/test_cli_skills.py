@@ -70,3 +70,14 @@ def test_init_refuses_a_missing_folder(tmp_path):
 def test_help_lists_the_new_commands():
     result = runner.invoke(app, ["--help"])
     assert "skills" in result.output and "init" in result.output
+
+
+def test_a_projects_skill_text_is_shown_as_it_is(project):
+    hostile = project / ".agents" / "skills" / "hostile"
+    hostile.mkdir(parents=True)
+    (hostile / "SKILL.md").write_text("---\nname: hostile\ndescription: \"Use [/a-z]+( and [bold]x \\x1b[2J\"\n---\n"
+                                      "body \x1b]0;title\x07\n")
+    listed = runner.invoke(app, ["skills", "list", "--project", str(project)], env=WIDE)
+    assert listed.exit_code == 0 and "Use [/a-z]+( and [bold]x \\x1b[2J" in listed.output, listed.output
+    shown = runner.invoke(app, ["skills", "show", "hostile", "--project", str(project)])
+    assert shown.exit_code == 0 and "body \\x1b]0;title\\x07" in shown.output and "\x1b" not in shown.output

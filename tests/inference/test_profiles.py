@@ -91,3 +91,44 @@ def test_user_profiles_extend_builtins(tmp_path):
     config.write_text('[profiles.bad]\nspeculative = "telepathy"\ntarget = "x"\n')
     with pytest.raises(ProfileError, match="profile 'bad'"):
         load_profiles(config)
+
+
+@pytest.mark.parametrize("body, field", [
+    ('extends = "gemma4-31b"\nctx_sise = 4096\n', "ctx_sise"),  # a misspelt key is not silently ignored
+    ('extends = "qwen-cpu"\nctx_size = "lots"\n', "ctx_size"),
+    ('device = "tpu"\ntarget = "qwen2.5-coder-1.5b"\n', "device"),
+    ('ctx_size = 4096\n', "target"),  # no target and nothing to extend
+])
+def test_a_malformed_user_profile_is_one_line_naming_profile_and_field(tmp_path, body, field):
+    config = tmp_path / "config.toml"
+    config.write_text(f"[profiles.mine]\n{body}")
+    with pytest.raises(ProfileError) as error:
+        load_profiles(config)
+    message = str(error.value)
+    assert "\n" not in message and "profile 'mine'" in message and f"field {field!r}" in message
+
+
+def test_a_profile_that_is_not_a_table_or_extends_nothing_known_is_named(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[profiles]\nmine = 3\n")
+    with pytest.raises(ProfileError, match=r"profile 'mine' .* must be a table"):
+        load_profiles(config)
+    config.write_text('[profiles.mine]\nextends = "gemma5"\n')
+    with pytest.raises(ProfileError, match=r"profile 'mine' .* extends unknown profile 'gemma5'"):
+        load_profiles(config)
+    config.write_text("[profiles.mine\n")
+    with pytest.raises(ProfileError, match="not valid TOML"):
+        load_profiles(config)
+
+
+def test_the_dflash_profiles_render_for_beellama_v04():
+    """v0.4.x (facts file): `--spec-type draft-dflash`, no cross-ctx, the profit controller turned off by
+    `--spec-dm-controller off`, `--no-mmap`/`--mlock` still there (v0.4.2 adds `--load-mode` beside them)."""
+    v04 = parse_help("--spec-type [none|ngram-mod|draft-simple|draft-mtp|draft-dflash]\n"
+                     "--spec-dm-controller [profit|off]\n--load-mode MODE\n" + " ".join(
+                         t for t in GUIDE_DFLASH.split() + ["-cd", "--spec-draft-n-max"]
+                         if t.startswith("-") and t != "--spec-dflash-cross-ctx"))
+    assert v04.dflash_dialect == "upstream"
+    args = render(BUILTIN_PROFILES["gemma4-31b-dflash-safe"], v04, PATHS, "127.0.0.1", 1)
+    assert args[4:6] == ["--spec-type", "draft-dflash"] and "--spec-dflash-cross-ctx" not in args
+    assert args[-2:] == ["--spec-dm-controller", "off"] and "--no-mmap" in args and "--mlock" in args

@@ -19,7 +19,13 @@ from agent.config import Config, ConfigError, load_config
 from agent.loop import Agent
 from agent.runtime import approver as approver_from_config
 from agent.runtime import build_agent
-from tools.approval import ApprovalPolicy, ApprovalRequest, Approver, analyse_command, preview
+from tools.approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approver,
+    analyse_command,
+    preview,
+)
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.files import file_tools
 from tools.shell import BashParams, BashTool
@@ -197,7 +203,7 @@ def test_destructive_commands_are_refused_in_auto_and_never_ask_and_asked_in_ask
     toolbox, ctx, bash = gate(workspace, "ask", allow=["tool:bash"], ask=lambda r: asked.append(r) or False)
     result = toolbox.run("bash", {"command": command}, ctx)
     assert result.is_error and "the user declined" in result.output and bash.ran == []
-    assert len(asked) == 1 and asked[0].destructive and asked[0].preview == command
+    assert len(asked) == 1 and (asked[0].destructive or asked[0].unchecked) and asked[0].preview == command
 
 
 @pytest.mark.parametrize("command", HARMLESS)
@@ -295,12 +301,13 @@ def test_preview_of_other_tools_is_their_arguments(tmp_path):
 # ---------------------------------------------------------------- configuration and the real agent
 
 
-def test_config_and_cli_option(tmp_path):
+def test_config_and_cli_option(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # project approvals (agent/trust.py) in tmp
     config = load_config(tmp_path, {"approval": "never-ask"})
     assert config.approval == "never-ask" and config.allow == [] and config.deny == []
     (tmp_path / ".agent").mkdir()
     (tmp_path / ".agent" / "config.toml").write_text('approval = "ask"\nallow = ["git status", "mcp:time"]\ndeny = ["git push"]\n')
-    config = load_config(tmp_path)
+    config = load_config(tmp_path, ask=lambda review: True)  # `allow` from a project file needs approval
     built = approver_from_config(config)
     assert built.policy.model_dump() == {"mode": "ask", "allow": ["git status", "mcp:time"], "deny": ["git push"]}
     assert isinstance(built.ask, TerminalApproval)
@@ -352,3 +359,16 @@ def test_ask_mode_in_a_headless_run_refuses_with_advice(scripted, tmp_path):
     assert "no terminal to ask on" in observation and "--approval auto" in observation
     assert not (tmp_path / "made").exists()
     assert json.dumps(observation)
+
+
+def test_terminal_prompt_shows_a_hiding_command_escaped_never_raw():
+    """`echo ok<ESC>[1A<ESC>[2K<CR>` would erase itself on a terminal; bidi overrides and zero-width characters
+    would reorder or hide text. The prompt prints them as visible escapes, and model text is not Rich markup."""
+    command = "echo ok\x1b[1A\x1b[2K\rrm -rf ~ \u202e\u200b [/a-z]+("
+    request = ApprovalRequest(tool="bash", subject=command, reason="reason \x1b[31m", preview=command, unchecked=True)
+    out = io.StringIO()
+    assert TerminalApproval(Console(file=out, width=200), stdin=FakeTerminal("n\n"))(request) is False
+    shown = out.getvalue()
+    assert not any(c in shown for c in "\x1b\r\u202e\u200b")
+    assert "\\x1b[1A\\x1b[2K\\x0drm -rf ~ \\u202e\\u200b [/a-z]+(" in shown and "reason \\x1b[31m" in shown
+    assert "5 hidden character(s) shown escaped" in shown and "cannot be checked" in shown

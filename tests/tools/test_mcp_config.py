@@ -79,3 +79,38 @@ def test_tool_names_fit_function_calling():
     assert sanitize_name("my.server__get time!") == "my_server__get_time"
     long = sanitize_name("s__" + "x" * 200)
     assert len(long) == 64 and long != sanitize_name("s__" + "x" * 199)
+
+
+def test_project_approval_covers_the_workspace_files_the_command_names(tmp_path):
+    project = tmp_path / "p"
+    (project / "pkg").mkdir(parents=True)
+    (project / "srv.py").write_text("v1")
+    (project / "pkg" / "tool.py").write_text("v1")
+    (project / "data.txt").write_text("v1")
+    (tmp_path / "elsewhere.py").write_text("x")
+
+    def fingerprint(*args: str) -> str:
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "python", "args": list(args)}}}))
+        return load_servers(tmp_path / "none.json", project).servers[0].fingerprint()
+
+    def changes(args: tuple[str, ...], edit) -> bool:
+        before = fingerprint(*args)
+        edit()
+        return fingerprint(*args) != before
+
+    assert changes(("srv.py",), lambda: (project / "srv.py").write_text("v2"))
+    assert changes(("--script=srv.py",), lambda: (project / "srv.py").write_text("v3"))
+    assert changes(("-m", "pkg.tool"), lambda: (project / "pkg" / "tool.py").write_text("v2"))
+    assert changes(("pkg",), lambda: (project / "pkg" / "new.py").write_text("new"))  # a named folder, all of it
+    assert changes(("later.py",), lambda: (project / "later.py").write_text("appears"))  # missing, then created
+    (project / "link.py").symlink_to(tmp_path / "elsewhere.py")
+    assert changes(("link.py",), lambda: ((project / "link.py").unlink(), (project / "link.py").symlink_to("/dev/null")))
+    # the workspace itself named as the server's data: editing a file in it is not a new server
+    assert not changes((".",), lambda: (project / "data.txt").write_text("v2"))
+    assert not changes(("srv.py",), lambda: (project / "data.txt").write_text("v3"))  # files it does not name
+
+
+def test_bad_timeouts_are_one_line_problems(tmp_path):
+    with pytest.raises(MCPConfigError) as caught:
+        parse_entry("t", {"command": "x", "tool_timeout": -1}, "mcp.json")
+    assert str(caught.value) == "server 't' in mcp.json: tool_timeout: Input should be greater than 0 (got -1.0)"

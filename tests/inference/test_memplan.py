@@ -1,0 +1,165 @@
+"""Memory plans from GGUF headers (arrays kept): a Gemma-4-31B-shaped header (written here with
+gguf.GGUFWriter) plans both Gemma profiles under 24 GiB, the catalog's facts give the same plan before any
+download, and the real Qwen file's KV figure is the one llama.cpp allocates."""
+
+from __future__ import annotations
+
+import re
+
+import gguf
+import numpy as np
+import pytest
+
+from inference.memplan import build_plan, kv_cache_bytes, model_facts, parse_size, plan_profile
+from inference.models import GEMMA4_31B, GEMMA4_31B_DFLASH
+from inference.profiles import BUILTIN_PROFILES
+from inference.shape import ModelShape, ShapeError
+
+GIB = 1024**3
+SWA = [True, True, True, True, True, False] * 10  # 5 sliding-window : 1 global, 60 blocks
+
+
+def write_gemma4_header(path, *, kv_array: bool = True) -> None:
+    """Gemma 4 31B's metadata as convert_hf_to_gguf.py writes it: head_count_kv one value per layer."""
+    writer = gguf.GGUFWriter(str(path), "gemma4")
+    writer.add_block_count(60)
+    writer.add_embedding_length(5376)
+    writer.add_head_count(32)
+    if kv_array:
+        writer.add_array("gemma4.attention.head_count_kv", [16 if swa else 4 for swa in SWA])
+    else:
+        writer.add_uint32("gemma4.attention.head_count_kv", 16)
+    writer.add_uint32("gemma4.attention.key_length", 512)
+    writer.add_uint32("gemma4.attention.value_length", 512)
+    writer.add_uint32("gemma4.attention.key_length_swa", 256)
+    writer.add_uint32("gemma4.attention.value_length_swa", 256)
+    writer.add_uint32("gemma4.attention.sliding_window", 1024)
+    writer.add_array("gemma4.attention.sliding_window_pattern", SWA)
+    writer.add_uint32("gemma4.vocab_size", 262144)
+    writer.add_tensor("token_embd.weight", np.zeros((4, 8), dtype=np.float32))  # tiny: only the header matters
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def write_drafter_header(path) -> None:
+    writer = gguf.GGUFWriter(str(path), "dflash")
+    writer.add_block_count(5)
+    writer.add_embedding_length(5376)
+    writer.add_head_count(32)
+    writer.add_uint32("dflash.block_size", 16)
+    writer.add_array("dflash.target_layers", [1, 12, 23, 34, 45, 56])
+    writer.add_uint32("dflash.vocab_size", 262144)
+    writer.add_tensor("fc.weight", np.zeros((4, 8), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+@pytest.fixture
+def gemma_files(tmp_path):
+    target, draft = tmp_path / "gemma.gguf", tmp_path / "draft.gguf"
+    write_gemma4_header(target)
+    write_drafter_header(draft)
+    return {"gemma4-31b": target, "gemma4-31b-dflash": draft}
+
+
+def test_the_header_keeps_per_layer_kv_heads_and_swa_head_sizes(gemma_files):
+    shape = ModelShape.from_gguf(gemma_files["gemma4-31b"])
+    assert shape.kv_heads == [16, 16, 16, 16, 16, 4] * 10  # llama-cpp-python's metadata drops this array
+    assert shape.key_length == [256] * 5 + [512] + [256] * 5 + [512] + shape.key_length[12:]
+    assert shape.swa_layers == SWA and shape.sliding_window == 1024 and shape.vocab == 262144
+    assert shape == GEMMA4_31B.shape  # the catalog's facts are what the file says
+    drafter = ModelShape.from_gguf(gemma_files["gemma4-31b-dflash"])
+    assert drafter.is_dflash_drafter and drafter.dflash_target_layers == 6
+
+
+def test_kv_cache_sizes_sliding_layers_by_the_window():
+    shape = GEMMA4_31B.shape
+    f16, _ = kv_cache_bytes(shape, 32768, ubatch=512, seqs=1, unified=False, cache_type_k=None, cache_type_v=None)
+    # 50 sliding layers x 16 x 256 x 4 B x (1024 + 512) cells + 10 global layers x 4 x 512 x 4 B x 32768 cells
+    assert f16 == 50 * 16 * 256 * 4 * 1536 + 10 * 4 * 512 * 4 * 32768  # about 3.9 GB, not the 148 GB of old
+    quant, detail = kv_cache_bytes(shape, 32768, ubatch=512, seqs=1, unified=False, cache_type_k="q5_0",
+                                   cache_type_v="q4_1")
+    assert quant == pytest.approx(f16 * (22 / 32 + 20 / 32) / 4, rel=1e-9)
+    assert "50 sliding-window layers x 16 KV heads x 256 x 1536 cells" in detail
+
+
+@pytest.mark.parametrize("name", ["gemma4-31b", "gemma4-31b-dflash", "gemma4-31b-dflash-safe"])
+def test_both_gemma_profiles_fit_24_gib_from_the_file_and_from_the_catalog(gemma_files, name):
+    profile = BUILTIN_PROFILES[name]
+    from_file = plan_profile(profile, paths=gemma_files, gpu_memory=24 * GIB)
+    # the synthetic files have no real weights: count the catalog's weights, the header's shape
+    facts = {m: model_facts(m, gemma_files[m]).model_copy(update={"weights": model_facts(m).weights})
+             for m in profile.models()}
+    plan = build_plan(profile, facts["gemma4-31b"], facts.get("gemma4-31b-dflash"),
+                      available=24 * GIB, available_from="--gpu-memory")
+    catalog = plan_profile(profile, gpu_memory=24 * GIB)
+    assert plan.fits and catalog.fits and plan.total == catalog.total
+    assert from_file.total < catalog.total  # tiny files: the header's shape, the file's own size
+    assert plan.total > 19e9  # weights 17.5 GB + KV + buffers: a real figure, not a token one
+    assert "fits:" in plan.verdict()
+
+
+def test_16_gib_does_not_fit_and_says_what():
+    plan = plan_profile(BUILTIN_PROFILES["gemma4-31b-dflash"], gpu_memory=16 * GIB)
+    assert not plan.fits
+    assert "does not fit" in plan.verdict() and "target weights alone (17.50 GB) exceed it" in plan.verdict()
+
+
+def test_a_missing_key_is_named(tmp_path):
+    path = tmp_path / "broken.gguf"
+    writer = gguf.GGUFWriter(str(path), "gemma4")
+    writer.add_embedding_length(5376)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ShapeError, match="gemma4.block_count"):
+        ModelShape.from_gguf(path)
+    (tmp_path / "junk.gguf").write_bytes(b"not a gguf")
+    with pytest.raises(ShapeError, match="not a readable GGUF"):
+        ModelShape.from_gguf(tmp_path / "junk.gguf")
+
+
+def test_sizes_parse():
+    assert parse_size("24GiB") == 24 * GIB and parse_size("24GB") == 24 * 10**9 and parse_size("16384MiB") == 16 * GIB
+    assert parse_size("24") == 24 * GIB
+    with pytest.raises(ValueError, match="24GiB"):
+        parse_size("lots")
+
+
+def test_drafter_facts_in_the_catalog():
+    assert GEMMA4_31B_DFLASH.shape.is_dflash_drafter and GEMMA4_31B_DFLASH.shape.kv_heads == []
+
+
+@pytest.mark.model
+def test_the_real_qwen_header_is_the_catalogs_shape(qwen_path):
+    from inference.models import QWEN_1_5B
+
+    assert ModelShape.from_gguf(qwen_path) == QWEN_1_5B.shape
+    facts = model_facts("qwen2.5-coder-1.5b", qwen_path)
+    assert facts.weights == qwen_path.stat().st_size and "header of" in facts.source
+
+
+@pytest.mark.model
+def test_the_real_qwen_plan_matches_what_llama_cpp_allocates(qwen_path, capfd):
+    """llama.cpp logs the KV buffer it allocates; the plan must give the same figure for the same file and
+    context (llama-cpp-python 0.3.36 vendors the llama.cpp the pypi-sdist engine is built from)."""
+    from llama_cpp import Llama
+
+    profile = BUILTIN_PROFILES["qwen-cpu"]
+    plan = plan_profile(profile, paths={"qwen2.5-coder-1.5b": qwen_path})
+    kv = next(t for t in plan.terms if t.label == "target KV cache")
+    assert kv.bytes == 28 * 2 * 128 * 4 * 8192  # from the header: 28 layers x 2 KV heads x 128, f16, 8192 cells
+    Llama(model_path=str(qwen_path), n_ctx=profile.ctx_size, n_batch=profile.batch, n_ubatch=profile.ubatch,
+          verbose=True).close()
+    log = capfd.readouterr().err
+    logged = sum(float(m) for m in re.findall(r"KV buffer size\s*=\s*([\d.]+) MiB", log))
+    assert logged * 1024**2 == kv.bytes, log[-2000:]
+    # compute buffers are an estimate: never below what llama.cpp reserves (305.75 MiB here), not far above
+    compute = next(t for t in plan.terms if t.label == "target compute").bytes
+    reserved = float(re.search(r"compute buffer size\s*=\s*([\d.]+) MiB", log).group(1)) * 1024**2
+    assert reserved <= compute <= 1.25 * reserved

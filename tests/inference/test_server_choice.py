@@ -1,0 +1,67 @@
+"""Engine choice by device and dialect, from engine records as `agent engine build` writes them: a GPU profile
+never lands on a CPU or upstream build, and the refusal names the build command; a v0.4-dialect engine refuses
+Bee's old drafter format with the conversion command."""
+
+from __future__ import annotations
+
+import pytest
+
+from inference.engine import BuildOptions, Capabilities, Engine, default_capabilities, parse_help
+from inference.profiles import BUILTIN_PROFILES, ProfileError
+from inference.server import check_drafter, choose_engine, planned_engine
+
+UPSTREAM_HELP = "--spec-type none,draft-simple,draft-dflash,ngram-mod\n-m FNAME\n--spec-draft-model FNAME\n"
+
+
+def record(cache, key: str, backend: str, caps: Capabilities, age: int) -> Engine:
+    """An engine record (engine.json) with a real binary file, `age` seconds old (the newest wins among fits)."""
+    import os
+    import time
+
+    folder = cache / "engines" / key
+    (folder / "bin").mkdir(parents=True)
+    binary = folder / "bin" / "llama-server"
+    binary.write_text("#!/bin/sh\n")
+    os.utime(binary, (time.time() - age, time.time() - age))
+    engine = Engine(key=key, source=f"test:{key}", commit="0" * 40, options=BuildOptions(backend=backend),
+                    binary=binary, version="version: test", capabilities=caps, build_seconds=1)
+    (folder / "engine.json").write_text(engine.model_dump_json())
+    return engine
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_a_gpu_profile_skips_cpu_builds_even_when_their_dialect_renders_it(cache):
+    record(cache, "bee-cpu", "cpu", default_capabilities(), age=0)  # newest, BeeLlama dialect, but CPU
+    with pytest.raises(ProfileError) as refused:
+        choose_engine(BUILTIN_PROFILES["gemma4-31b-dflash"])
+    message = str(refused.value)
+    assert "agent engine build --source beellama --backend cuda" in message and "built for cpu" in message
+    with pytest.raises(ProfileError, match="needs a GPU build"):
+        choose_engine(BUILTIN_PROFILES["gemma4-31b-dflash"], key="bee-cpu")  # named, still refused
+    record(cache, "bee-cuda", "cuda", default_capabilities(), age=100)
+    assert choose_engine(BUILTIN_PROFILES["gemma4-31b-dflash"]).key == "bee-cuda"
+    assert choose_engine(BUILTIN_PROFILES["qwen-cpu"]).key == "bee-cpu"  # CPU profiles run on any build
+
+
+def test_a_gpu_upstream_build_is_chosen_only_where_its_dialect_renders(cache):
+    record(cache, "up-cuda", "cuda", parse_help(UPSTREAM_HELP), age=0)
+    record(cache, "bee-cuda", "cuda", default_capabilities(), age=100)
+    assert choose_engine(BUILTIN_PROFILES["gemma4-31b-dflash"]).key == "bee-cuda"  # upstream lacks cross-ctx etc.
+    with pytest.raises(ProfileError, match="no engine with key 'nope'"):
+        choose_engine(BUILTIN_PROFILES["gemma4-31b"], key="nope")
+
+
+def test_with_no_engine_the_plan_renders_for_the_default_build(cache):
+    caps, binary, described = planned_engine(BUILTIN_PROFILES["gemma4-31b-dflash"])
+    assert caps.dflash_dialect == "beellama" and binary == "llama-server" and "BeeLlama v0.2.0" in described
+
+
+def test_an_upstream_dialect_engine_refuses_bees_old_drafter_with_the_command(cache):
+    with pytest.raises(ProfileError, match="convert-dflash-draft-to-upstream.py"):
+        check_drafter(BUILTIN_PROFILES["gemma4-31b-dflash"], parse_help(UPSTREAM_HELP))
+    check_drafter(BUILTIN_PROFILES["gemma4-31b-dflash"], default_capabilities())  # Bee v0.2 loads it as is

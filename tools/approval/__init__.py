@@ -1,0 +1,48 @@
+"""Which tool calls may run: the approval policy, applied to every call in `Toolbox.run`.
+
+Modes:
+- `auto` (the default, for headless runs): everything runs except what a deny rule names and commands that
+  are destructive or cannot be checked, which are refused.
+- `ask`: commands, file writes and edits and MCP tools are shown to a person (the exact command, or the
+  diff, with hidden characters made visible) and run only after a yes; allow rules skip the question, deny
+  rules and "no terminal" refuse.
+- `never-ask`: nobody is asked; a call runs only when an allow rule (or the read-only built-ins) covers it.
+
+Rules are strings in the `allow` and `deny` lists; deny wins over allow:
+- `mcp:SERVER`: every tool of that MCP server (`mcp:release`); the same as the tool-name glob `release__*`.
+- `tool:NAME`: a tool by name, `*`/`?` globs allowed (`tool:write_file`, `tool:release__*`).
+- `cmd:PREFIX`: bash commands whose words start with these words (`cmd:python -m pytest`, `cmd:npm run *`).
+- a bare rule: several words are a command prefix (`git status`); one word names a tool and also a
+  command's first word (`write_file`, `release__*`, `pytest`).
+A compound command (`a && b | c; $(d)`) is allowed by rules only when every simple command in it is;
+it is denied when any one of them is.
+
+Destructive commands, and commands whose program, destructive options or targets the analysis cannot know
+(built from variables or substitutions, abbreviated, generated, unparseable, too big), never run without a
+person: refused in `auto` and `never-ask`, asked in `ask`, whatever the allow rules say. The analysis
+(analysis.py) parses with tree-sitter-bash and fails closed. It guards against accidents and tricks on the
+command line; it is not a sandbox (a script file the model wrote can still do anything the sandbox allows).
+
+Modules: policy (modes, rules applied, asking), rules (rule matching), analysis (the walk over the parse),
+bash_syntax (the parse and word values), wrappers (`sudo`, `env`, `xargs`...), dangers and git_dangers
+(what programs do), options (getopt-style options), paths (where paths point), code_check (inline
+interpreter code), preview (what a person sees).
+"""
+
+from tools.approval.analysis import Analysis, analyse_command
+from tools.approval.dangers import Danger
+from tools.approval.policy import (
+    ADVICE,
+    READ_ONLY_TOOLS,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approver,
+    Ask,
+    Decision,
+    Mode,
+    Verdict,
+)
+from tools.approval.preview import preview, visible
+
+__all__ = ["ADVICE", "READ_ONLY_TOOLS", "Analysis", "ApprovalPolicy", "ApprovalRequest", "Approver", "Ask", "Danger",
+           "Decision", "Mode", "Verdict", "analyse_command", "preview", "visible"]

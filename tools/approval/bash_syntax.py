@@ -1,0 +1,222 @@
+"""Bash syntax for the approval analysis: the tree-sitter-bash parse, and what each word is.
+
+A word is static (its value is known here, after quote removal and brace expansion) or `Unknown` (it holds a
+variable, a command substitution or anything else only bash at run time knows). The analysis treats Unknown
+as "could be anything" wherever it matters: fail closed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+LANGUAGE = Language(tree_sitter_bash.language())
+MAX_BRACE_WORDS = 256  # `{a,b}{c,d}...`: more words than this from one word is not read
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A word whose value only bash knows at run time (`$x`, `$(cmd)`, `${a:-b}`, `$((1+2))`...)."""
+
+    text: str  # as written
+
+
+Arg = str | Unknown
+
+
+def parse(source: bytes) -> Node:
+    """The syntax tree of a command (a new parser each time: parsers keep state and are not thread-safe)."""
+    return Parser(LANGUAGE).parse(source).root_node
+
+
+def text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def word_values(node: Node) -> list[Arg]:
+    """The words bash makes of one word node: brace expansion can make several; [Unknown] when not static."""
+    if node.type == "word" and not PLAIN_NEEDS_WORK.search(raw := text(node)):
+        return [raw]
+    pieces = _pieces(node)
+    if pieces is None:
+        return [Unknown(text(node))]
+    pattern = "".join(_escape(t) if quoted else t for t, quoted in pieces)
+    expanded = expand_braces(pattern)
+    if expanded is None:
+        return [Unknown(text(node))]
+    return [_unescape(w) for w in expanded]
+
+
+def static_value(node: Node) -> str | None:
+    """The single value of a word without brace expansion, or None when it is not static."""
+    pieces = _pieces(node)
+    return None if pieces is None else "".join(t for t, _ in pieces)
+
+
+def _pieces(node: Node) -> list[tuple[str, bool]] | None:
+    """(text, quoted) pieces of a word after quote removal; None when any part is an expansion."""
+    kind = node.type
+    if kind in ("word", "number"):
+        raw = text(node)
+        return _unquoted_word(raw)
+    if kind == "raw_string":
+        return [(text(node)[1:-1], True)]
+    if kind == "ansi_c_string":
+        decoded = decode_ansi_c(text(node)[2:-1])
+        return None if decoded is None else [(decoded, True)]
+    if kind == "string":
+        out: list[tuple[str, bool]] = []
+        for child in node.children:
+            if child.type == '"':
+                continue
+            if child.type != "string_content":
+                return None
+            out.append((DQ_ESCAPE.sub(r"\1", text(child)).replace("\\\n", ""), True))
+        return out
+    if kind == "translated_string":
+        inner = node.named_children
+        return _pieces(inner[0]) if len(inner) == 1 else None
+    if kind == "concatenation":
+        out = []
+        for child in node.children:
+            part = _pieces(child)
+            if part is None:
+                return None
+            out += part
+        return out
+    if kind == "brace_expression":
+        return [(text(node), False)]
+    return None
+
+
+PLAIN_NEEDS_WORK = re.compile(r"[\\{]")
+DQ_ESCAPE = re.compile(r"\\([$`\"\\])")
+
+
+def _unquoted_word(raw: str) -> list[tuple[str, bool]]:
+    """An unquoted word: `\\x` is a literal x (quoted), a backslash-newline disappears."""
+    out: list[tuple[str, bool]] = []
+    i, start = 0, 0
+    while i < len(raw):
+        if raw[i] == "\\":
+            out.append((raw[start:i], False))
+            if i + 1 < len(raw) and raw[i + 1] != "\n":
+                out.append((raw[i + 1], True))
+            i += 2
+            start = i
+        else:
+            i += 1
+    out.append((raw[start:], False))
+    return [p for p in out if p[0]]
+
+
+def _escape(s: str) -> str:
+    return re.sub(r"([{},\\])", r"\\\1", s)
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\(.)", r"\1", s, flags=re.DOTALL)
+
+
+def expand_braces(pattern: str) -> list[str] | None:
+    """Bash brace expansion of an escaped pattern (`\\x` is literal); None past MAX_BRACE_WORDS words.
+    `{a,b}` lists and `{1..3}` / `{a..c}` sequences are expanded; anything else is left as written."""
+    words = [pattern]
+    done: list[str] = []
+    while words:
+        word = words.pop()
+        found = _first_brace(word)
+        if found is None:
+            done.append(word)
+        else:
+            start, end, items = found
+            words += [word[:start] + item + word[end + 1 :] for item in reversed(items)]
+        if len(done) + len(words) > MAX_BRACE_WORDS:
+            return None
+    return done
+
+
+SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
+
+
+def _first_brace(word: str) -> tuple[int, int, list[str]] | None:
+    """The first `{...}` that bash expands: (start, end, the alternatives), or None."""
+    i = 0
+    while i < len(word):
+        if word[i] == "\\":
+            i += 2
+            continue
+        if word[i] == "{":
+            depth, j, commas = 0, i, []
+            while j < len(word):
+                ch = word[j]
+                if ch == "\\":
+                    j += 2
+                    continue
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif ch == "," and depth == 1:
+                    commas.append(j)
+                j += 1
+            if j < len(word):
+                if commas:
+                    bounds = [i, *commas, j]
+                    return i, j, [word[a + 1 : b] for a, b in pairwise(bounds)]
+                sequence = SEQUENCE.fullmatch(word[i + 1 : j])
+                if sequence:
+                    items = _sequence(*sequence.groups())
+                    if items is not None:
+                        return i, j, items
+        i += 1
+    return None
+
+
+def _sequence(first: str, last: str, step: str | None) -> list[str] | None:
+    by = abs(int(step)) if step and step.lstrip("-") != "0" else 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        a, b = int(first), int(last)
+        if abs(b - a) // by > MAX_BRACE_WORDS:
+            return None
+        return [str(v) for v in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
+    if first.isalpha() and last.isalpha() and len(first) == len(last) == 1:
+        a, b = ord(first), ord(last)
+        return [_escape(chr(v)) for v in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
+    return None
+
+
+ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                  "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def decode_ansi_c(body: str) -> str | None:
+    """The value of `$'...'` (the body between the quotes), or None when an escape is not understood here."""
+    failed = False
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal failed
+        code = match.group(1)
+        try:
+            if code[0] in "xuU":
+                return chr(int(code[1:], 16))
+            if code[0].isdigit():
+                return chr(int(code, 8) & 0xFF)
+            if code[0] == "c":
+                return chr(ord(code[1].upper()) ^ 0x40)
+        except (ValueError, OverflowError):
+            failed = True
+            return ""
+        if code in SIMPLE_ESCAPES:
+            return SIMPLE_ESCAPES[code]
+        return "\\" + code
+
+    value = ANSI_C.sub(one, body)
+    return None if failed or "\x00" in value else value

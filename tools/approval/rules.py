@@ -1,0 +1,45 @@
+"""Allow and deny rules: which tools and which commands a rule string names (see tools/approval/__init__.py)."""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+
+from tools.approval.wrappers import unwrap
+
+
+def _split_rule(rule: str) -> tuple[str, str]:
+    for kind in ("mcp", "tool", "cmd"):
+        if rule.startswith(kind + ":"):
+            return kind, rule[len(kind) + 1 :].strip()
+    return "bare", rule.strip()
+
+
+def tool_rule_matches(rule: str, tool: str, server: str | None) -> bool:
+    kind, pattern = _split_rule(rule)
+    if not pattern:
+        return False
+    if kind == "mcp":
+        return (server is not None and fnmatch.fnmatchcase(server, pattern)) or fnmatch.fnmatchcase(tool, f"{pattern}__*")
+    if kind == "tool" or (kind == "bare" and len(pattern.split()) == 1):
+        return fnmatch.fnmatchcase(tool, pattern)
+    return False
+
+
+def command_rule_matches(rule: str, words: list[str], deny: bool = False) -> bool:
+    """Whether a command's words start with the rule's words; a deny rule also looks through `sudo`, `env`..."""
+    kind, pattern = _split_rule(rule)
+    if kind in ("mcp", "tool") or not pattern:
+        return False
+    prefix = split_words(pattern)
+    candidates = [words, [w for w in unwrap(words).words if isinstance(w, str)]] if deny else [words]
+    return any(
+        len(c) >= len(prefix) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(c, prefix)) for c in candidates
+    )
+
+
+def split_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
