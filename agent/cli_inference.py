@@ -11,10 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.cli import _fail, app, err
-from inference.backend import BackendError
-from inference.fetch import FetchError, cached_model
+from inference.fetch import cached_model
 from inference.models import CATALOG, get_model
-from inference.server import ServerError
 
 engine_app = typer.Typer(help="Build and inspect llama-server engines (BeeLlama.cpp, upstream llama.cpp).", no_args_is_help=True)
 app.add_typer(engine_app, name="engine")
@@ -31,12 +29,9 @@ def engine_build(
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
-    from inference.engine import EngineBuildError, EngineSource, build_engine, detect_build_options
+    from inference.engine import EngineSource, build_engine, detect_build_options
 
-    try:
-        engine = build_engine(EngineSource.parse(source, ref), detect_build_options(backend, cuda_arch), jobs=jobs, force=force)
-    except EngineBuildError as exc:
-        _fail(str(exc))
+    engine = build_engine(EngineSource.parse(source, ref), detect_build_options(backend, cuda_arch), jobs=jobs, force=force)
     caps = engine.capabilities
     typer.echo(f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
                f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
@@ -76,7 +71,7 @@ def serve(
     import time as _time
 
     from agent.config import user_config_path
-    from inference.profiles import ProfileError, get_profile, load_profiles
+    from inference.profiles import get_profile, load_profiles
     from inference import server as srv
 
     if status or stop:
@@ -89,21 +84,18 @@ def serve(
         else:
             typer.echo("no background server")
         return
-    try:
-        profiles = load_profiles(user_config_path())
-        if list_profiles:
-            for p in profiles.values():
-                typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
-            return
-        chosen = get_profile(profile, profiles)
-        if plan or print_args:
-            _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
-            return
-        managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
-        err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
-        managed.start(detach=background)
-    except (ProfileError, ServerError, FetchError) as exc:
-        _fail(str(exc))
+    profiles = load_profiles(user_config_path())
+    if list_profiles:
+        for p in profiles.values():
+            typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
+        return
+    chosen = get_profile(profile, profiles)
+    if plan or print_args:
+        _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
+        return
+    managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
+    err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
+    managed.start(detach=background)
     typer.echo(managed.url)
     if background:
         return
@@ -169,7 +161,7 @@ def bench(
     from inference.bench import Target, run_bench, seed_workloads
     from inference.endpoint import EndpointBackend
     from inference.hardware import Hardware
-    from inference.profiles import ProfileError, get_profile, load_profiles
+    from inference.profiles import get_profile, load_profiles
     from inference.server import ManagedServer, choose_engine, fit_together
 
     chosen = set(workloads.split(","))
@@ -202,11 +194,8 @@ def bench(
         err.print(f"  {sample.target:16} {sample.workload:18} turn {sample.turn} round {sample.repeat}: "
                   f"{sample.completion_tokens} tok at {sample.tokens_per_second:.1f} tok/s{drafted}", highlight=False)
 
-    try:
-        report = run_bench(groups(), selected, repeat=repeat, temperature=temperature, baseline=targets[0].name,
-                           on_sample=show)
-    except (ProfileError, ServerError, BackendError, FetchError) as exc:
-        _fail(str(exc))
+    report = run_bench(groups(), selected, repeat=repeat, temperature=temperature, baseline=targets[0].name,
+                       on_sample=show)
     hw = Hardware.detect()
     report.machine = {"cores": hw.cores, "ram_gb": round(hw.ram_total / 1e9, 1), "gpus": [g.name for g in hw.gpus]}
     paths = report.save(out)
