@@ -11,6 +11,7 @@ from agent.prompt import system_prompt, task_message
 from agent.session import Transcript
 from agent.toolcalls import ParsedCall, TextProtocol
 from agent.context import trim_observations
+from agent.first_look import files_to_show
 from inference.backend import BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
@@ -48,6 +49,8 @@ class RunStats(BaseModel):
     completion_tokens: int = 0
     generation_seconds: float = 0.0
     prompt_seconds: float = 0.0
+    draft_n: int = 0  # tokens the engine drafted (speculative decoding) ...
+    draft_accepted: int = 0  # ... and how many of them the model accepted
 
     def add(self, t: Timings) -> None:
         if self.steps > 0:
@@ -59,6 +62,8 @@ class RunStats(BaseModel):
         self.completion_tokens += t.completion_tokens
         self.generation_seconds += t.predicted_ms / 1000
         self.prompt_seconds += t.prompt_ms / 1000
+        self.draft_n += t.draft_n or 0
+        self.draft_accepted += t.draft_accepted or 0
 
     @property
     def tokens_per_second(self) -> float:
@@ -101,7 +106,9 @@ class Agent:
         started, stats = time.monotonic(), RunStats()
         files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
         messages: list[Message] = []
-        for message in history or [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files))]:
+        shown = files_to_show(self.ctx.workspace, files, task)
+        first = [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files, shown))]
+        for message in history or first:
             self._append(messages, message)
         try:
             return self._steps(messages, stats, started)

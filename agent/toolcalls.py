@@ -65,7 +65,22 @@ def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
         if span:
             result.calls += [span.call] if span.call else []
             result.errors += [span.error] if span.error else []
+    if not result.calls and not result.errors:
+        result.errors += _unknown_tool_tags(text, toolbox)
     return result
+
+
+def _unknown_tool_tags(text: str, toolbox: Toolbox) -> list[str]:
+    """A call to a tool that does not exist (`<verify_before_finish>...</verify_before_finish>`): small models
+    invent names; saying which tools exist gets them back on track, where "no tool call" does not."""
+    parameters = {name for tool in toolbox for name in tool.Params.model_fields}
+    for match in re.finditer(r"<([A-Za-z_][\w-]{1,40})>", text):
+        name = match.group(1)
+        if name not in parameters and f"</{name}>" in text[match.end():]:
+            names = ", ".join(t.name for t in toolbox)
+            return [f"<{name}> is not a tool. The tools are: {names}. When the task is done and verified, "
+                    "call <finish>."]
+    return []
 
 
 def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
