@@ -109,10 +109,9 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
-        attempt = iter(range(2, config.attempts + 1))
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config), backend, history=history,
-                                        meta={"branch": git_run.branch}, restore=lambda: git_run.restart(next(attempt)))
+                                        meta={"branch": git_run.branch}, restore=git_run.restart)
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
