@@ -178,8 +178,9 @@ def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents |
         note = events.on_note if events else (lambda text: None)
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
-            def new_agent(steps: int) -> Agent:
-                return build_agent(config.model_copy(update={"max_steps": steps}), backend, workspace,
+            def new_agent(steps: int, attempt: int) -> Agent:
+                seed = None if config.seed is None else config.seed + 1000 * (attempt - 1)
+                return build_agent(config.model_copy(update={"max_steps": steps, "seed": seed}), backend, workspace,
                                    transcript=transcript, events=events, verify=verify, extra_tools=mcp_tools)
 
             result = run_attempts(new_agent, task, attempts=config.attempts if restore else 1,

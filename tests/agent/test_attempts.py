@@ -32,7 +32,8 @@ def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_w
     second_start = backend.calls[2]["messages"]
     assert len(second_start) == 2, "the second attempt starts from the system prompt and the task alone"
     assert "an earlier attempt at this task failed" in second_start[1].content
-    assert "assert 5 == 4" in second_start[1].content or "double(2)" in second_start[1].content
+    assert "Its check failed:\nE       assert 5 == 4" in second_start[1].content and "def double" not in second_start[1].content
+    assert backend.calls[2]["sampling"].seed == backend.calls[0]["sampling"].seed + 1000, "a fresh attempt samples anew"
     assert second_start[0].content == backend.calls[0]["messages"][0].content, "same system prompt: cache reuse"
     tree = {item.path for item in repo.head.commit.tree.traverse()}
     assert "notes/scrap.txt" not in tree and "calc.py" in tree and start_files <= tree
