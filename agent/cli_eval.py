@@ -66,10 +66,15 @@ def run_cmd(
     err.print(f"{len(tasks)} tasks x {len(seed_list)} seeds, {mode} on {backend_label}; results in {out}",
               highlight=False, markup=False)
     opened = nullcontext(None) if mode == "command" else backend_session(config)
-    with opened as backend:
-        records = run_suite(tasks, seed_list, config, backend, out, mode=mode,  # type: ignore[arg-type]
-                            agent_command=agent_command,
-                            progress=lambda line: err.print(line, highlight=False, markup=False))
+    try:
+        with opened as backend:
+            records = run_suite(tasks, seed_list, config, backend, out, mode=mode,  # type: ignore[arg-type]
+                                agent_command=agent_command,
+                                progress=lambda line: err.print(line, highlight=False, markup=False))
+    except KeyboardInterrupt:
+        err.print(f"interrupted (Ctrl-C): the results so far are in {out / 'results.jsonl'}; the same command goes "
+                  "on where it stopped", highlight=False, markup=False)
+        raise typer.Exit(130) from None
     ids = {t.id for t in tasks}
     paths = write_report(out, settings, [r for r in records if r.task in ids and r.seed in seed_list])
     typer.echo(paths["markdown"].read_text(encoding="utf-8").split("\n\n")[1])

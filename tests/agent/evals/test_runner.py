@@ -122,3 +122,16 @@ def test_a_peer_agent_runs_in_the_task_folder_under_the_sandbox_and_gets_the_sam
                           agent_command=peer)
     assert record.passed and record.steps == 7 and record.status == "finished", record
     assert not outside.exists(), "the peer runs under the sandbox: no writes outside its folder"
+
+
+def test_ctrl_c_keeps_the_results_and_says_how_to_go_on(tmp_path, monkeypatch):
+    import agent.evals.runner as runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_one", interrupted)
+    out = CliRunner().invoke(app, ["eval", "run", str(SUITE / "median-bug"), "--out", str(tmp_path / "o"),
+                                   "--endpoint", "http://127.0.0.1:9/v1", "--mode", "command", "--agent-command", "true"])
+    assert out.exit_code == 130 and "the same command goes on where it stopped" in out.output
+    assert (tmp_path / "o" / "settings.json").is_file()
