@@ -24,6 +24,7 @@ above, and any file not listed does not exist. {why}
 Work out each expected value in a test by hand before you write it, and if a test fails, decide whether
 the test or the code is wrong before changing either."""
 OUTPUT_LINES = 6  # of the failing check's output, in the note
+MIN_STEPS = 6  # an attempt gets at least this many steps: fewer attempts when max_steps is small
 # The lines of a test run's output that say what failed (pytest's `E ...` and `FAILED ...`, node's and cargo's
 # assertion lines), without the code around them: the note must not hand the next attempt the old code.
 VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionError|assertion)\b)", re.I)
@@ -35,6 +36,7 @@ def run_attempts(new_agent: Callable[[int, int], Agent], task: str, *, attempts:
     """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps, attempt)` builds
     one attempt's agent (its own sampling seed: the same seed and a fresh context would repeat the attempt), `restore()` puts the workspace back as the task found it. A resumed conversation
     (`history`) goes on as one attempt with all the steps."""
+    attempts = min(attempts, max(1, max_steps // MIN_STEPS))
     if history or attempts <= 1:
         return new_agent(max_steps, 1).run(task, history)
     started, stats, spent = time.monotonic(), RunStats(), 0

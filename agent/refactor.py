@@ -146,8 +146,11 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
         return RepoOutcome(repo=str(path), status="error", reason=f"{type(exc).__name__}: {exc}", files=report.files,
                            diff_stat=report.diff_stat, notes=report.notes, seconds=time.monotonic() - started)
     changed = bool(gitrepo.changed_since(git_run.repo, git_run.start_commit))
-    if not changed:
+    if not changed and not git_run.checkpoints:
         status, reason, report = "unchanged", "the agent changed nothing", git_run.discard("no change")
+    elif not changed:  # every attempt was undone (agent/attempts.py): its commits stay inspectable
+        status, reason = "failed", "no attempt passed verification; the last one ended with nothing changed"
+        report = git_run.discard("no attempt passed")
     elif check and check.passed:
         report = git_run.finish(f"Verified: `{command}` passes.\n\n{run.summary}", return_to_start=True)
         status, reason = "passed", f"`{command}` passes; committed on {report.branch}"

@@ -6,6 +6,9 @@ from __future__ import annotations
 import git
 from pathlib import Path
 
+import pytest
+
+from agent import attempts
 from agent.attempts import snapshot_restorer
 from agent.config import Config
 from agent.session import read_transcript
@@ -19,6 +22,12 @@ BAD = ("I will write the code.\n<write_file>\n<path>calc.py</path>\n<content>\nd
 GOOD = BAD.replace("return x + x + 1", "return 2 * x")
 SCRAP = "<write_file>\n<path>notes/scrap.txt</path>\n<content>\nscrap\n</content>\n</write_file>"
 FINISH = "<finish><summary>done</summary></finish>"
+
+
+@pytest.fixture(autouse=True)
+def short_attempts(monkeypatch):
+    """Attempts of 2 steps, so a scripted model can run out of one in a few replies."""
+    monkeypatch.setattr(attempts, "MIN_STEPS", 2)
 
 
 def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_with_a_note(scripted, tmp_path):
@@ -94,3 +103,11 @@ def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of
     backend = scripted([write_square(f"return {n}") for n in range(3)])  # examples never met: not a trap
     result = run_task(tmp_path / "s", "Implement square", Config(max_steps=6, attempts=1), backend=backend)
     assert result.run.status == "finished" and result.run.stats.steps == 3
+
+
+def test_a_small_step_budget_is_one_attempt(scripted, tmp_path, monkeypatch):
+    monkeypatch.setattr(attempts, "MIN_STEPS", 6)
+    make_repo(tmp_path / "r")
+    backend = scripted([BAD, SCRAP, GOOD, FINISH])
+    result = run_task(tmp_path / "r", "Add double", Config(max_steps=11, attempts=3), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.steps == 4 and "attempt" not in result.run.summary

@@ -88,7 +88,7 @@ def test_python_without_a_python_command_uses_python3(tmp_path, monkeypatch):
     assert project_test_command(tmp_path) == "python -m pytest -q", "the .venv's python comes first on the commands' PATH"
     policy = command_policy(SandboxPolicy(), tmp_path)
     assert policy.env["PATH"].startswith(f"{tmp_path.resolve()}/.venv/bin:") and policy.env["PATH"].endswith("/usr/bin:/bin")
-    assert command_policy(SandboxPolicy(), tmp_path / "elsewhere") == SandboxPolicy()
+    assert command_policy(SandboxPolicy(), tmp_path / "elsewhere") == SandboxPolicy(env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def test_new_project_language_from_the_request():

@@ -104,7 +104,7 @@ def shops(tmp_path):
 def test_a_verified_change_is_committed_and_a_failing_one_leaves_main_untouched(scripted, shops, tmp_path):
     start = {str(p): git.Repo(p).head.commit.hexsha for p in shops}
     before = {str(p): files_on(git.Repo(p), "main") for p in shops}
-    report = refactor(INSTRUCTION, shops, Config(max_steps=4), backends=lambda: scripted(rename_replies()))
+    report = refactor(INSTRUCTION, shops, Config(max_steps=4, attempts=1), backends=lambda: scripted(rename_replies()))
     good, legacy = report.repos
     assert (good.status, legacy.status) == ("passed", "failed")
     assert good.files == sorted(OLD_FILES)
@@ -119,6 +119,18 @@ def test_a_verified_change_is_committed_and_a_failing_one_leaves_main_untouched(
     for p in shops:
         assert files_on(git.Repo(p), "main") == before[str(p)]
     check_report_is_true(report, start)
+
+
+def test_attempts_that_were_all_undone_are_a_failure_not_unchanged(scripted, shops):
+    """The legacy shop's change fails its tests; the next attempt starts from the undone state and changes
+    nothing: the repo failed (its attempts stay inspectable), it was not left alone."""
+    before = files_on(git.Repo(shops[1]), "main")
+    report = refactor(INSTRUCTION, shops[1:], Config(max_steps=12, attempts=2), backends=lambda: scripted(rename_replies()))
+    (legacy,) = report.repos
+    assert legacy.status == "failed" and "no attempt passed" in legacy.reason, legacy
+    repo = git.Repo(legacy.repo)
+    assert files_on(repo, "main") == before
+    assert any(r.path.startswith(ATTEMPTS_REF) for r in repo.refs), "the undone attempts stay inspectable"
 
 
 def test_custom_verify_command_and_unchanged_repos(scripted, shops):
