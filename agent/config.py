@@ -228,7 +228,7 @@ def _validate(layers: list[_Layer]) -> Config:
     where: dict[str, str] = {}
     for layer in layers:
         merged.update(layer.values)
-        where.update({name: layer.source for name in layer.values})
+        where.update(dict.fromkeys(layer.values, layer.source))
     try:
         return Config.model_validate(merged)
     except ValidationError as exc:

@@ -93,7 +93,7 @@ def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
 
 
 def _attributes(raw: str) -> dict[str, str]:
-    return {k: v for k, v in re.findall(r'(\w+)\s*=\s*"([^"]*)"', raw)}
+    return dict(re.findall(r'(\w+)\s*=\s*"([^"]*)"', raw))
 
 
 def _xml_parameters(body: str, tool: Tool) -> dict[str, Any]:

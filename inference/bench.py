@@ -260,7 +260,7 @@ def run_workload(backend: EndpointBackend, workload: Workload, target: str, repe
         started = time.perf_counter()
         first: list[float] = []
         completion = backend.complete(messages, workload.tools, sampling.model_copy(update={"max_tokens": workload.max_tokens}),
-                                      on_text=lambda _t: first.append(time.perf_counter()) if not first else None)
+                                      on_text=lambda _t, first=first: first.append(time.perf_counter()) if not first else None)
         ended = time.perf_counter()
         t = completion.timings
         yield Sample(target=target, workload=workload.id, turn=turn, repeat=repeat, text=completion.text,

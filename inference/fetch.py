@@ -76,7 +76,7 @@ def fetch_model(
             else:
                 _fetch_huggingface(source, dest)
             return dest
-        except Exception as exc:  # every source failure is reported, then the next source is tried
+        except Exception as exc:  # noqa: BLE001 - every source failure is reported, then the next source is tried
             failures.append(f"  - {source.describe()}: {type(exc).__name__}: {exc}")
     raise FetchError(
         f"could not fetch model {spec.id!r}; every source failed:\n"

@@ -178,7 +178,7 @@ class MCPHub:
     async def _transport(self, conn: _Connection, stack: AsyncExitStack):
         config = conn.config
         if config.transport == "stdio":
-            errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None
+            errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None  # noqa: SIM115 - the stack closes it
             wrapped = self._wrap(config)
             stack.callback(wrapped.cleanup)
             params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:],

@@ -91,9 +91,9 @@ def test_http_needs_the_bearer_token(tmp_path):
         assert status == 401
 
         async def with_token():
-            async with httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http:
-                async with Client(streamable_http_client(url, http_client=http)) as client:
-                    return {t.name for t in (await client.list_tools()).tools}
+            async with (httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http,
+                        Client(streamable_http_client(url, http_client=http)) as client):
+                return {t.name for t in (await client.list_tools()).tools}
 
         assert "run_task" in anyio.run(with_token)
 

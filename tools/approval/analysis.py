@@ -259,7 +259,7 @@ class _Walker:
             return "file" if op == "<" else stdin
         if kind == "herestring_redirect":
             self.expression(node, state, depth)
-            words = [c for c in node.named_children]
+            words = list(node.named_children)
             value = static_value(words[-1]) if words else ""
             return value if value is not None else Unknown(text(words[-1]))
         # heredoc: `cmd <<EOF | next` puts `| next` (and `&& next`, more redirects) inside the redirect node

@@ -143,7 +143,7 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
         yield from _shell(call, nested)
     elif is_interpreter(program):
         yield from _interpreter(call)
-    elif program == "hash" and any(a.startswith("-") and "p" in a for a in static) or program == "enable":
+    elif (program == "hash" and any(a.startswith("-") and "p" in a for a in static)) or program == "enable":
         yield "unchecked", f"`{program}` changes which program a command name runs"
     elif program == "eval":
         nested(" ".join(static))
@@ -271,7 +271,7 @@ def _rsync(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
 
 def _find(call: Call, args: list[str], nested: Nested) -> Iterable[tuple[Kind, str]]:
     index = 0
-    while index < len(args) and args[index] in ("-H", "-L", "-P") or (index < len(args) and args[index].startswith("-D")):
+    while (index < len(args) and args[index] in ("-H", "-L", "-P")) or (index < len(args) and args[index].startswith("-D")):
         index += 1
     starts: list[str] = []
     while index < len(args) and not args[index].startswith(("-", "(", "!")):
