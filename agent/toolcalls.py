@@ -61,10 +61,10 @@ def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
         elif span.error:
             result.errors.append(span.error)
     if not spans and text.strip().startswith("{"):
-        span = _json_span(text.strip(), 0, len(text), toolbox, where="reply")
-        if span:
-            result.calls += [span.call] if span.call else []
-            result.errors += [span.error] if span.error else []
+        whole = _json_span(text.strip(), 0, len(text), toolbox, where="reply")
+        if whole:
+            result.calls += [whole.call] if whole.call else []
+            result.errors += [whole.error] if whole.error else []
     return result
 
 
@@ -186,7 +186,7 @@ def call_from_json(data: Any) -> ParsedCall | None:
     name = data.get("name") or data.get("tool") or data.get("tool_name")
     if not isinstance(name, str):
         return None
-    arguments = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
+    arguments: Any = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
     if isinstance(arguments, str):
         arguments, problem = load_json(arguments) if arguments.strip() else ({}, None)
         if problem:

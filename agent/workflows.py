@@ -74,7 +74,7 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
         events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
     try:
-        result, transcript = _run_agent(directory, task, config, events,
+        result, transcript = run_agent(directory, task, config, events,
                                         _tests_gate(directory, config, recipe.no_tests), backend)
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
@@ -107,7 +107,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
-        result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
+        result, transcript = run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config), backend,
                                         history=history, meta={"branch": git_run.branch})
         tests = run_project_tests(repository, config)
@@ -151,8 +151,8 @@ def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None
                     resume=resume)
 
 
-def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
-               verify: Callable[[], str | None], backend: ChatBackend | None = None,
+def run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
+               verify: Callable[[], str | None] | None, backend: ChatBackend | None = None,
                label: str | None = None, history: list[Message] | None = None,
                meta: dict | None = None) -> tuple[RunResult, Path]:
     """One agent run; `backend` shares an already open backend (a refactor's server) instead of opening one.

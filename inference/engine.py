@@ -438,6 +438,7 @@ def _run(command: list[str], log_file, log: Path, stage: str, on_progress=None) 
     log_file.write(f"$ {' '.join(command)}\n")
     log_file.flush()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    assert proc.stdout is not None  # stdout=PIPE
     for line in proc.stdout:
         log_file.write(line)
         if on_progress and (m := PROGRESS_LINE.match(line)):

@@ -157,15 +157,18 @@ def _progress(enabled: bool) -> Progress:
 def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
     """Download at a fixed commit (a branch is resolved to one first), refusing a file whose size on the Hub is not
     the catalog's (re-uploads keep the name, not the bytes), then verify size and sha256."""
-    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub import HfApi, RepoFile, hf_hub_download
 
     api = HfApi()
     commit = source.revision
     if not re.fullmatch(r"[0-9a-f]{40}", commit):
-        commit = api.model_info(source.repo, revision=source.revision).sha
+        resolved = api.model_info(source.repo, revision=source.revision).sha
+        if resolved is None:
+            raise FetchError(f"the Hub names no commit for {source.repo} at revision {source.revision}")
+        commit = resolved
     info = next(iter(api.get_paths_info(source.repo, [source.filename], revision=commit)), None)
-    if info is None:
-        raise FetchError(f"{source.filename} is not in {source.repo} at revision {commit}")
+    if not isinstance(info, RepoFile):
+        raise FetchError(f"{source.filename} is not a file in {source.repo} at revision {commit}")
     if source.size is not None and info.size != source.size:
         raise FetchError(
             f"{source.repo}/{source.filename} at revision {commit} is {info.size} bytes, the catalog expects "

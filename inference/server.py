@@ -130,6 +130,7 @@ class ManagedServer:
         """The port answers 503 while the model loads; 200 means ready; an exit means failure."""
         deadline = time.monotonic() + timeout
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        assert self.process is not None, "start() launches the process first"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise self._failure(f"llama-server exited with code {self.process.returncode} while starting")

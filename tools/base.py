@@ -53,9 +53,9 @@ class ToolContext:
 
 
 class Tool(ABC):
-    name: ClassVar[str]
-    description: ClassVar[str]
-    Params: ClassVar[type[BaseModel]]
+    name: str  # class attributes, which a tool made at run time (MCP, skills) sets on the instance
+    description: str
+    Params: type[BaseModel]
     batchable: ClassVar[bool] = False  # True: the caller needs no result before its next call (file writes)
 
     @abstractmethod

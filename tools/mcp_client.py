@@ -142,8 +142,9 @@ class MCPHub:
         except TimeoutError:
             conn.error = (f"did not answer within {timeout:.0f} s of starting (a hung or very slow server); "
                           f"check `{conn.config.launch_line()}` by hand, or raise startup_timeout{conn.log_tail()}")
-            conn.task.cancel()
-            await asyncio.gather(conn.task, return_exceptions=True)
+            if conn.task is not None:
+                conn.task.cancel()
+                await asyncio.gather(conn.task, return_exceptions=True)
 
     async def _stop_all(self) -> None:
         for conn in self._connections.values():
@@ -217,6 +218,8 @@ class MCPHub:
     async def _watch_changes(self, conn: _Connection) -> None:
         """2026-era servers announce tool changes on a `subscriptions/listen` stream; older ones notify
         through `message_handler`. Either way the tool list is fetched again."""
+        if conn.client is None:
+            return
         try:
             async with conn.client.listen(tools_list_changed=True) as subscription:
                 async for _ in subscription:

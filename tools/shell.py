@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import signal
 import subprocess
@@ -128,7 +129,7 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbo
         out_of_memory = wrapped.out_of_memory()
         wrapped.cleanup()  # kills what is left in the command's process cgroup, if it has one
     reader.join(timeout=2)
-    if reader.is_alive():  # something escaped the group and holds the pipe open
+    if reader.is_alive() and proc.stdout is not None:  # something escaped the group and holds the pipe open
         proc.stdout.close()
     exit_code = None if timed_out else proc.returncode
     output = captured.text()
@@ -144,7 +145,8 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbo
     )
 
 
-def _pump(proc: subprocess.Popen, captured: CappedOutput) -> None:
+def _pump(proc: subprocess.Popen[bytes], captured: CappedOutput) -> None:
+    assert isinstance(proc.stdout, io.BufferedReader)  # stdout=PIPE, binary
     try:
         while chunk := proc.stdout.read1(65536):
             captured.add(chunk)

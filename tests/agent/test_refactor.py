@@ -296,7 +296,7 @@ def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
 
 
 def test_a_profile_server_gets_one_slot_per_parallel_repo():
-    from agent.refactor import slotted
+    from agent.runtime import slotted
     from inference.profiles import BUILTIN_PROFILES
 
     base = BUILTIN_PROFILES["qwen-cpu"]

@@ -198,8 +198,8 @@ class _Walker:
         """`a && b || c`: after `&&` the folder a `cd` reached holds; after `||` it may not."""
         items: list[tuple[str, Node]] = []
         while node.type == "list" and len(node.children) == 3:  # `a && b || c` nests to the left: walk it flat
-            left, op, right = node.children
-            items.append((op.type, right))
+            left, operator, right = node.children
+            items.append((operator.type, right))
             node = left
         items.append(("", node))
         items.reverse()

@@ -61,7 +61,8 @@ def preview(tool: str, arguments: dict[str, Any], workspace: Path) -> str:
     if tool in ("write_file", "edit_file") and isinstance(path, str):
         current = _current_text(workspace, path)
         if tool == "write_file":
-            new = arguments.get("content") if isinstance(arguments.get("content"), str) else ""
+            content = arguments.get("content")
+            new = content if isinstance(content, str) else ""
         else:
             old, replacement = arguments.get("old"), arguments.get("new")
             if not (isinstance(old, str) and isinstance(replacement, str)) or current is None or current.count(old) != 1:
