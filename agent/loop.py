@@ -34,6 +34,7 @@ class FinishTool(Tool):
     name = "finish"
     description = "Call when the task is complete and verified. Ends the run."
     Params = FinishParams
+    read_only = True
 
     def run(self, params: FinishParams, ctx: ToolContext) -> ToolResult:
         return ToolResult(output=params.summary)

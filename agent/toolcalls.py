@@ -197,9 +197,6 @@ def call_from_json(data: Any) -> ParsedCall | None:
 # ---------------------------------------------------------------- protocols
 
 
-MULTILINE_PARAMETERS = {"content", "old", "new"}
-
-
 def describe_tool_xml(tool: Tool) -> str:
     """How a tool is called in the text protocol, generated from its parameter model."""
     lines = [f"<{tool.name}>"]
@@ -207,7 +204,7 @@ def describe_tool_xml(tool: Tool) -> str:
         hint = (field.description or name).rstrip(".")
         if not field.is_required():
             hint += " (optional)"
-        multiline = name in MULTILINE_PARAMETERS
+        multiline = name in tool.multiline_params
         lines.append(f"<{name}>\n{hint}\n</{name}>" if multiline else f"<{name}>{hint}</{name}>")
     lines.append(f"</{tool.name}>")
     return f"### {tool.name}\n{tool.description}\n" + "\n".join(lines)

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
@@ -174,6 +174,17 @@ class BashTool(Tool):
         "the command ends."
     )
     Params = BashParams
+    preview_syntax = "bash"
+
+    def command(self, arguments: dict[str, Any]) -> str | None:
+        command = arguments.get("command")
+        return command if isinstance(command, str) else None
+
+    def subject(self, arguments: dict[str, Any]) -> str:
+        return self.command(arguments) or self.name
+
+    def preview(self, arguments: dict[str, Any], workspace: Path) -> str:
+        return self.command(arguments) or super().preview(arguments, workspace)
 
     def run(self, params: BashParams, ctx: ToolContext) -> ToolResult:
         limit = ctx.policy.command_timeout

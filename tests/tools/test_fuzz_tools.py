@@ -292,16 +292,14 @@ def test_approval_policy_never_raises_on_any_command(arena, command, mode, rules
         analysis = analyse_command(command, arena.workspace)
         assert all(d.reason and isinstance(d.command, str) for d in analysis.dangers)
         policy = ApprovalPolicy(mode=mode, allow=rules, deny=rules[:1])
-        verdict = policy.evaluate("bash", {"command": command}, arena.workspace)
+        verdict = policy.evaluate(tools_bash_stub, {"command": command}, arena.workspace)
         assert verdict.action in ("allow", "ask", "refuse") and verdict.reason
         decision = Approver(policy, ask=lambda request: False).review(tools_bash_stub, {"command": command}, arena.workspace)
         assert decision.reason and (decision.allowed or decision.reason.startswith(("refused", "refused:")))
 
 
-class _BashStub(Tool):
-    name = "bash"
-    description = "never runs"
-    Params = BashTool.Params
+class _BashStub(BashTool):
+    """Bash as the policy sees it (its command is analysed), never run."""
 
     def run(self, params, ctx):  # pragma: no cover - the policy test never runs tools
         raise AssertionError("must not run")

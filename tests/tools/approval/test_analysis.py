@@ -65,7 +65,7 @@ def test_an_unchecked_refusal_tells_the_model_what_to_do(workspace):
 
 
 def test_destructive_reasons_win_over_unchecked_ones(workspace):
-    verdict = ApprovalPolicy().evaluate("bash", {"command": "eval $X; git push --force"}, workspace)
+    verdict = ApprovalPolicy().evaluate(BashTool(), {"command": "eval $X; git push --force"}, workspace)
     assert verdict.why == "destructive" and "rewrites remote history" in verdict.reason
 
 
