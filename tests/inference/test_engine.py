@@ -110,6 +110,7 @@ def test_cuda_without_nvcc_is_a_clear_error(monkeypatch, tmp_path):
         detect_build_options("cuda")
 
 
+@pytest.mark.slow  # runs cmake and the C++ compiler
 def test_compile_failure_shows_the_log_tail(tmp_path, monkeypatch):
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
     tree = tmp_path / "broken"
@@ -144,6 +145,7 @@ int main(int argc, char **argv) {
 '''
 
 
+@pytest.mark.slow  # runs cmake and the C++ compiler
 def test_git_source_at_a_ref_is_cloned_built_and_cached_by_commit(tmp_path, monkeypatch):
     """Any git URL + ref goes through clone, checkout and the same build path (a tiny stand-in project)."""
     import git
