@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from agent.approval_prompt import TerminalApproval
-from agent.config import Config, user_config_path
+from agent.config import Config, user_profiles
 from agent.errors import UserError
 from agent.loop import Agent, AgentEvents
 from agent.memory import memory_section
@@ -20,7 +20,7 @@ from inference.embedded import EmbeddedBackend
 from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
 from inference.models import ModelSpec, get_model
-from inference.profiles import Profile, get_profile, load_profiles
+from inference.profiles import Profile, get_profile
 from inference.server import ManagedServer, choose_engine
 from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
@@ -55,7 +55,7 @@ def backends(config: Config, parallel: int = 1) -> Iterator[tuple[Callable[[], C
         yield (lambda: EndpointBackend(endpoint, api_key=config.api_key)), parallel, \
             f"endpoint {endpoint}, {parallel} at once"
     elif config.profile:
-        profile = slotted(get_profile(config.profile, load_profiles(user_config_path())), parallel)
+        profile = slotted(get_profile(config.profile, user_profiles()), parallel)
         with ManagedServer(choose_engine(profile, config.engine), profile) as server:
             yield (lambda: EndpointBackend(server.url)), parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
@@ -78,7 +78,7 @@ def check_backend(config: Config) -> None:
     if config.endpoint:
         return
     if config.profile:
-        get_profile(config.profile, load_profiles(user_config_path()))
+        get_profile(config.profile, user_profiles())
     else:
         catalog_model(config.model)
 

@@ -8,15 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from pydantic import BaseModel, ValidationError
 
 from agent.errors import UserError
 from inference.backend import Message
+from inference.paths import state_dir
 
 
 def runs_dir() -> Path:
-    return Path(platformdirs.user_state_dir("dflash-agent")) / "runs"
+    return state_dir() / "runs"
 
 
 def new_transcript_path(label: str) -> Path:

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "tools", "inference", "skills")
 # What each layer may import besides itself (docs/DESIGN: agent on top, tools/inference/skills below it).
 MAY_IMPORT = {"agent": {"tools", "inference", "skills"}, "skills": {"tools"}, "tools": set(), "inference": set()}
+SHARED = {"inference.paths"}  # the app's folders and version: every layer may ask
 # The CLI registers its commands by side effect (cli.py imports cli_*.py, which import cli.py's app): issue 16
 # replaces that; until it is merged, these edges are left out. Delete this when they are gone.
 KNOWN_CYCLE_EDGES = {(m, "agent.cli") for m in ("agent.cli_git", "agent.cli_inference", "agent.cli_mcp",
@@ -82,7 +83,8 @@ def test_no_import_cycle_inside_a_package(package):
 
 def test_layers_import_downwards_only():
     wrong = sorted(f"{m} imports {t}" for m, targets in graph().items() for t in targets
-                   if t.split(".")[0] != m.split(".")[0] and t.split(".")[0] not in MAY_IMPORT[m.split(".")[0]])
+                   if t.split(".")[0] != m.split(".")[0] and t.split(".")[0] not in MAY_IMPORT[m.split(".")[0]]
+                   and t not in SHARED)
     assert wrong == []
 
 

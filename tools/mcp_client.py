@@ -19,11 +19,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, Tool as MCPToolSpec
 from pydantic import BaseModel
 
+from inference.paths import APP, app_version
 from tools.mcp_config import MCPServerConfig
 from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_stdio_client
 from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
-CLIENT_INFO = Implementation(name="dflash-agent", version="0.1")
+CLIENT_INFO = Implementation(name=APP, version=app_version())
 
 
 class MCPCallError(RuntimeError):
