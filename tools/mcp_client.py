@@ -36,7 +36,6 @@ class ServerStatus(BaseModel):
     state: Literal["ready", "failed"]
     detail: str  # the protocol version when ready; the cause and the fix when failed
     tools: list[str] = []
-    launch: str = ""
     log: str | None = None
 
 
@@ -55,8 +54,7 @@ class _Connection:
         ok = self.client is not None and self.error is None
         detail = self.client.protocol_version if ok and self.client else (self.error or "not started")
         return ServerStatus(name=self.config.name, state="ready" if ok else "failed", detail=str(detail),
-                            tools=[t.name for t in self.tools], launch=self.config.launch_line(),
-                            log=str(self.log_path) if self.log_path else None)
+                            tools=[t.name for t in self.tools], log=str(self.log_path) if self.log_path else None)
 
     def log_tail(self, lines: int = 8) -> str:
         if not self.log_path or not self.log_path.is_file():

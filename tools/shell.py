@@ -44,9 +44,6 @@ def command_environment(allow: Iterable[str] = (), extra: dict[str, str] | None 
     return env
 
 
-scrubbed_environment = command_environment  # the former name
-
-
 def _is_pattern(name: str) -> bool:
     return any(c in name for c in "*?[")
 
