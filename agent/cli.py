@@ -170,6 +170,7 @@ def models_pull(
 from agent import cli_inference, cli_mcp, cli_skills  # noqa: E402,F401
 from agent import cli_git  # noqa: E402,F401  (undo, refactor)
 from agent import cli_trust  # noqa: E402,F401  (trust)
+from agent import cli_eval  # noqa: E402,F401  (eval)
 
 
 if __name__ == "__main__":  # pragma: no cover

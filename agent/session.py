@@ -89,7 +89,12 @@ def read_transcript(path: Path) -> Recorded:
         raise UserError(f"{path} does not begin with a start event naming the workspace and task: not a transcript "
                         f"of this agent (transcripts are in {runs_dir()})")
     try:
-        messages = [Message.model_validate(e["message"]) for e in events if isinstance(e, dict) and e.get("type") == "message"]
+        messages: list[Message] = []
+        for e in events:
+            if isinstance(e, dict) and e.get("type") == "restart":  # a fresh attempt: its conversation is the one to resume
+                messages = []
+            elif isinstance(e, dict) and e.get("type") == "message":
+                messages.append(Message.model_validate(e["message"]))
     except (KeyError, ValidationError) as exc:
         raise UserError(f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the "
                         "transcript is damaged") from None

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any, cast
 
-from inference.backend import BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
+from inference.backend import CUT, BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
 from inference.token_history import TokenHistory
 
 
@@ -100,7 +100,7 @@ class EmbeddedBackend:
         first_token_at: float | None = None
         parts: list[str] = []
         finish_reason = None
-        stream = self.llm.create_completion(
+        stream = cast("Generator[dict[str, Any], None, None]", self.llm.create_completion(
             tokens,
             max_tokens=sampling.max_tokens,
             temperature=sampling.temperature,
@@ -111,15 +111,17 @@ class EmbeddedBackend:
             stop=sampling.stop or [],
             stream=True,
             stopping_criteria=StoppingCriteriaList([count_token]),
-        )
-        for chunk in cast("Iterator[dict[str, Any]]", stream):  # stream=True: chunks
+        ))  # stream=True: a generator of chunks
+        for chunk in stream:
             choice = chunk["choices"][0]
             if first_token_at is None:
                 first_token_at = time.perf_counter()
             if choice["text"]:
                 parts.append(choice["text"])
-                if on_text:
-                    on_text(choice["text"])
+                if on_text and on_text(choice["text"]):
+                    stream.close()  # stops generating
+                    finish_reason = CUT
+                    break
             finish_reason = choice.get("finish_reason") or finish_reason
         ended = time.perf_counter()
         self.history.remember(prompt_text, tokens, self.llm.input_ids[len(tokens):self.llm.n_tokens].tolist(), "".join(parts))
