@@ -19,15 +19,9 @@ from agent.config import Config
 from agent.loop import AgentEvents
 from agent.project import test_command
 from agent.runtime import backends
+from agent.texts import CHECK_FAILS, REFACTOR_TASK
 from agent.workflows import TestOutcome, run_agent, run_verification
 from inference.backend import ChatBackend
-
-REFACTOR_TASK = """{instruction}
-
-First find every place to change (search), then change each of them; where a file needs several changes,
-rewrite it whole with write_file. When you are done, run `{command}` to check your change, fix any failure,
-then call finish."""
-
 
 class RepoOutcome(BaseModel):
     repo: str
@@ -148,7 +142,7 @@ def _gate(path: Path, command: str, config: Config) -> Callable[[], str | None]:
 
     def check() -> str | None:
         outcome = run_verification(path, command, config)
-        return None if outcome.passed else f"`{command}` fails:\n{outcome.output_tail}"
+        return None if outcome.passed else CHECK_FAILS.format(command=command, output=outcome.output_tail)
 
     return check
 

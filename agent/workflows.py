@@ -19,18 +19,10 @@ from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
+from agent.texts import CHECK_FAILS, NEW_PROJECT_TASK
 from inference.backend import ChatBackend, Message
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
-
-NEW_PROJECT_TASK = """\
-Build this new project in the current (empty) project folder:
-
-{prompt}
-
-Write the code and tests for it. {layout}
-Run the tests with `{command}`, fix any failure, then call finish."""
-
 
 class TestOutcome(BaseModel):
     command: str
@@ -132,7 +124,7 @@ def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) ->
         outcome = run_project_tests(workspace, config)
         if outcome is None:
             return no_tests
-        return None if outcome.passed else f"`{outcome.command}` fails:\n{outcome.output_tail}"
+        return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
 
     return check
 
