@@ -24,14 +24,16 @@ person: refused in `auto` and `never-ask`, asked in `ask`, whatever the allow ru
 command line; it is not a sandbox (a script file the model wrote can still do anything the sandbox allows).
 
 Modules: policy (modes, rules applied, asking), rules (rule matching), analysis (the walk over the parse),
-bash_syntax (the parse and word values), wrappers (`sudo`, `env`, `xargs`...), dangers and git_dangers
-(what programs do), options (getopt-style options), paths (where paths point), code_check (inline
-interpreter code), preview (hidden characters made visible in what a person sees). What a call is (its command,
-whether it is read-only, its preview) each tool declares itself (tools/base.py `Tool`).
+folders (`cd` followed), bash_syntax (the parse, its node types and word values), wrappers (`sudo`, `env`,
+`xargs`...), calls (what a simple command is), dangers (what programs do: the dispatch), file_dangers,
+interpreters and git_dangers (what file operations, code runners and git do), options (getopt-style options),
+paths (where paths point), code_check (inline interpreter code), preview (hidden characters made visible in
+what a person sees). What a call is (its command, whether it is read-only, its preview) each tool declares
+itself (tools/base.py `Tool`).
 """
 
 from tools.approval.analysis import Analysis, analyse_command
-from tools.approval.dangers import Danger
+from tools.approval.calls import Danger
 from tools.approval.policy import (
     ADVICE,
     ApprovalPolicy,
