@@ -5,6 +5,7 @@ those under `if TYPE_CHECKING:` excepted, as they never run)."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,7 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
+@cache
 def graph() -> dict[str, set[str]]:
     files = {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
     modules = set(files)

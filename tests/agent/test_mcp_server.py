@@ -74,6 +74,7 @@ def test_stdio_subprocess_runs_a_real_task_with_progress(tmp_path, qwen_path):
         assert "hello from mcp" in hello.read_text() and "+hello from mcp" in report["diff"]
 
 
+@pytest.mark.slow
 def test_http_needs_the_bearer_token(tmp_path):
     port = free_port()
     proc = subprocess.Popen([AGENT, "mcp", "serve", "--http", "--port", str(port), "--token", "t0ken", "--root", str(tmp_path)],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 import subprocess
 import sys
@@ -27,6 +29,7 @@ def pytest_in(folder) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_typer_skill_example_passes_its_own_tests(tmp_path):
     cli, tests = code_blocks(discover_skills(user_dirs=[]).get("typer-cli").body)
     (tmp_path / "cli.py").write_text(cli)
@@ -37,6 +40,7 @@ def test_typer_skill_example_passes_its_own_tests(tmp_path):
     assert run.stdout.strip() == "HELLO ANN"
 
 
+@pytest.mark.slow
 def test_pytest_skill_template_passes_against_a_calc_module(tmp_path):
     skill = discover_skills(user_dirs=[]).get("python-pytest-project")
     (tmp_path / "calc.py").write_text(CALC)

@@ -171,6 +171,7 @@ def test_non_utf8_files_are_shown_but_never_rewritten(tmp_path):
     assert (tmp_path / "legacy.py").read_bytes() == raw
 
 
+@pytest.mark.slow
 def test_search_has_a_deadline_and_survives_backtracking_patterns(tmp_path, monkeypatch):
     import tools.files as files
 
@@ -344,6 +345,7 @@ def deep_tree(ctx):
     subprocess.run(["rm", "-rf", str(ctx.workspace / "d")], check=True)
 
 
+@pytest.mark.slow
 def test_a_path_1500_folders_deep_is_no_recursion_error(ctx, deep_tree):
     listed = ListFilesTool().invoke({"path": "."}, ctx)
     assert not listed.is_error and listed.output.endswith("deep.txt")
