@@ -292,6 +292,7 @@ def test_close_stopped_call_only_appends_a_closing_tag(text):
         assert NativeProtocol().close_stopped_call(Completion(text=text), TOOLBOX).text == text
 
 
+@pytest.mark.slow  # counts what the (slow) properties above ran
 def test_each_property_ran_without_escapes():
     assert len(CASES) >= 8 and all(n > 0 for n in CASES.values())
     assert sum(ESCAPES.values()) == 0

@@ -62,6 +62,7 @@ def test_node_skill_example_passes_with_node_test(tmp_path):
     assert result.returncode == 0 and "# pass 2" in result.stdout and "# fail 0" in result.stdout, result.stdout
 
 
+@pytest.mark.slow  # compiles Rust
 def test_rust_skill_example_passes_with_cargo_test(tmp_path):
     body = discover_skills(user_dirs=[]).get("rust-cargo-project").body
     (manifest,), (lib,) = fenced(body, "toml"), fenced(body, "rust")

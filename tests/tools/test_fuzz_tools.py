@@ -311,6 +311,7 @@ class _BashStub(BashTool):
 tools_bash_stub = _BashStub()
 
 
+@pytest.mark.slow  # counts what the (slow) fuzz tests above ran
 def test_fuzzing_ran_and_nothing_escaped():
     assert sum(ESCAPES.values()) == 0
     expected = {"read_file", "write_file", "edit_file", "list_files", "search", "finish", "activate_skill", "bash", "approval policy"}
