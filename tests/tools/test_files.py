@@ -171,7 +171,6 @@ def test_non_utf8_files_are_shown_but_never_rewritten(tmp_path):
     assert (tmp_path / "legacy.py").read_bytes() == raw
 
 
-@pytest.mark.slow
 def test_search_has_a_deadline_and_survives_backtracking_patterns(tmp_path, monkeypatch):
     import tools.files as files
 

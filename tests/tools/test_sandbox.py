@@ -259,7 +259,6 @@ def test_fork_bomb_is_bounded_by_the_process_limit(box):
     assert not list(Path("/sys/fs/cgroup/pids").glob(f"dflash-agent-{os.getpid()}-*")), "cgroup left behind"
 
 
-@pytest.mark.slow
 def test_output_flood_is_bounded(box):
     started = time.monotonic()
     outcome = box.run("yes 0123456789 | head -c 50000000; echo END", max_output=2000)
@@ -269,7 +268,6 @@ def test_output_flood_is_bounded(box):
     attempt("endless output", len(outcome.output) > 2500 or not outcome.timed_out, outcome.output[:300])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["workspace-write", "full-access"])
 def test_background_processes_do_not_outlive_the_command(box, mode):
     late, detached = box.ws / "late", box.ws / "detached"
@@ -283,7 +281,6 @@ def test_background_processes_do_not_outlive_the_command(box, mode):
         attempt(f"setsid daemon outlives the command ({mode})", detached.exists(), outcome.output)
 
 
-@pytest.mark.slow
 @needs_bwrap
 def test_timeout_kills_the_whole_sandboxed_tree(box):
     marker = box.ws / "survivor"
@@ -468,7 +465,6 @@ def test_memory_past_the_cap_fails_with_a_clear_message(box):
                                   max_memory_mb=256).output
 
 
-@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.skipif(sandbox.memory_group().parent is None, reason="no writable cgroup v1 memory controller here")
 def test_memory_of_the_whole_command_is_capped_by_its_cgroup(box):

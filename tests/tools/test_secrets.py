@@ -50,7 +50,6 @@ def test_secret_values_are_redacted_from_every_tools_output(ctx, monkeypatch):
         assert secret not in output and "[redacted: value of $PAYMENTS_API_KEY]" in output, output
 
 
-@pytest.mark.slow
 def test_an_mcp_tools_result_is_redacted(ctx, monkeypatch):
     """The example server answers with the version its config gives it: here, a secret's value."""
     secret = "rel-token-5e4d3c2b1a"

@@ -23,7 +23,6 @@ def test_runs_in_the_workspace_and_reports_exit_code(ctx):
     assert str(ctx.workspace) in result.output and "out" in result.output and "err" in result.output
 
 
-@pytest.mark.slow
 def test_timeout_kills_the_process_group(ctx, tmp_path):
     marker = tmp_path / "survivor"
     started = time.monotonic()
@@ -34,7 +33,6 @@ def test_timeout_kills_the_process_group(ctx, tmp_path):
     assert not marker.exists(), "a child of the timed-out command survived"
 
 
-@pytest.mark.slow
 def test_background_children_do_not_outlive_the_command(ctx, tmp_path):
     marker = tmp_path / "late"
     result = BashTool().invoke({"command": f"(sleep 2; touch {marker}) & echo started"}, ctx)
@@ -50,7 +48,6 @@ def test_output_flood_is_capped_with_a_note(ctx):
     assert result.output.rstrip().endswith("END")
 
 
-@pytest.mark.slow
 def test_endless_output_is_bounded_by_the_timeout(ctx):
     result = BashTool().invoke({"command": "yes flood", "timeout": 1}, ctx)
     assert "timed out" in result.output and len(result.output) < 3000
@@ -98,7 +95,6 @@ def test_read_only_mode_refuses_writes_in_commands(tmp_path):
     assert not (tmp_path / "made").exists()
 
 
-@pytest.mark.slow
 def test_pytest_without_tests_gets_a_hint(ctx):
     result = BashTool().invoke({"command": "python -m pytest -q -p no:cacheprovider"}, ctx)
     assert "hint: pytest found no tests" in result.output
