@@ -3,10 +3,10 @@ loop logic is under test here; whether attempts raise the real model's pass rate
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
 import git
-from pathlib import Path
+import pytest
 
 from agent.attempts import snapshot_restorer
 from agent.config import Config

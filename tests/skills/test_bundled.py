@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import re
 import subprocess
 import sys
+
+import pytest
 
 from skills.loader import discover_skills
 
