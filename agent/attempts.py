@@ -9,6 +9,7 @@ engine's KV cache keeps serving it) with a fresh conversation, told in a few lin
 from __future__ import annotations
 
 import math
+import re
 import time
 from pathlib import Path
 from typing import Callable
@@ -18,31 +19,35 @@ from inference.backend import Message
 from tools.workspace import iter_files, relative
 
 RETRY_NOTE = """\
-Note: an earlier attempt at this task failed and everything it changed was undone. {why}
-Start again from the files as they are now. Work out each expected value in a test by hand before you
-write it, and if a test fails, decide whether the test or the code is wrong before changing either."""
-OUTPUT_LINES = 12  # of the failing check's output, in the note
+Note: an earlier attempt at this task failed, so everything it changed was undone: the files are as listed
+above, and any file not listed does not exist. {why}
+Work out each expected value in a test by hand before you write it, and if a test fails, decide whether
+the test or the code is wrong before changing either."""
+OUTPUT_LINES = 6  # of the failing check's output, in the note
+# The lines of a test run's output that say what failed (pytest's `E ...` and `FAILED ...`, node's and cargo's
+# assertion lines), without the code around them: the note must not hand the next attempt the old code.
+VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionError|assertion)\b)", re.I)
 
 
-def run_attempts(new_agent: Callable[[int], Agent], task: str, *, attempts: int, max_steps: int,
-                 restore: Callable[[], None], verify: Callable[[], str | None],
+def run_attempts(new_agent: Callable[[int, int], Agent], task: str, *, attempts: int, max_steps: int,
+                 restore: Callable[[], None], verify: Callable[[], str | None] | None,
                  note: Callable[[str], None] = lambda text: None, history: list[Message] | None = None) -> RunResult:
-    """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps)` builds one
-    attempt's agent, `restore()` puts the workspace back as the task found it. A resumed conversation
+    """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps, attempt)` builds
+    one attempt's agent (its own sampling seed: the same seed and a fresh context would repeat the attempt), `restore()` puts the workspace back as the task found it. A resumed conversation
     (`history`) goes on as one attempt with all the steps."""
     if history or attempts <= 1:
-        return new_agent(max_steps).run(task, history)
+        return new_agent(max_steps, 1).run(task, history)
     started, stats, spent = time.monotonic(), RunStats(), 0
     share, why = math.ceil(max_steps / attempts), ""
     for number in range(1, attempts + 1):
         steps = max_steps - spent if number == attempts else min(share, max_steps - spent)
-        agent = new_agent(steps)
+        agent = new_agent(steps, number)
         result = agent.run(f"{task}\n\n{RETRY_NOTE.format(why=why)}" if why else task)
         _add(stats, result.stats)
         spent += result.stats.steps
         if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
             break
-        why = failure(result, verify())
+        why = failure(result, verify() if verify else None)
         note(f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
              f"attempt {number + 1} with a fresh context")
         if agent.transcript:
@@ -56,7 +61,8 @@ def failure(result: RunResult, check: str | None) -> str:
     """A few lines on what went wrong: the check's complaint (test output) when there is one."""
     if check:
         lines = check.strip().splitlines()
-        return "It ended with this problem:\n" + "\n".join(lines[-OUTPUT_LINES:])
+        verdicts = [line.strip() for line in lines if VERDICT.match(line)] or lines[-OUTPUT_LINES:]
+        return "Its check failed:\n" + "\n".join(verdicts[:OUTPUT_LINES])
     return f"It did not finish: {result.summary}."
 
 

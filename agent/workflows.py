@@ -101,10 +101,9 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
-        attempt = iter(range(2, config.attempts + 1))
         result, transcript = run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                       _tests_gate(repository, config), backend, history=history,
-                                       meta={"branch": git_run.branch}, restore=lambda: git_run.restart(next(attempt)))
+                                        _tests_gate(repository, config), backend, history=history,
+                                        meta={"branch": git_run.branch}, restore=git_run.restart)
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
@@ -116,14 +115,24 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
 
 
+DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
+
+
 def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
-    has none, when it must (a new project)."""
+    has none, when it must (a new project). A Python project without tests is checked against its docstring
+    examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times."""
+    refusals = 0
 
     def check() -> str | None:
+        nonlocal refusals
         outcome = run_project_tests(workspace, config)
         if outcome is None:
-            return no_tests
+            doctests = project.doctest_command(workspace) if no_tests is None else None
+            if doctests is None or refusals >= DOCTEST_REFUSALS:
+                return no_tests
+            outcome = run_verification(workspace, doctests, config)
+            refusals += not outcome.passed
         return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
 
     return check
@@ -161,8 +170,9 @@ def run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | 
         note = events.on_note if events else (lambda text: None)
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
-            def new_agent(steps: int) -> Agent:
-                return build_agent(config.model_copy(update={"max_steps": steps}), backend, workspace,
+            def new_agent(steps: int, attempt: int) -> Agent:
+                seed = None if config.seed is None else config.seed + 1000 * (attempt - 1)
+                return build_agent(config.model_copy(update={"max_steps": steps, "seed": seed}), backend, workspace,
                                    transcript=transcript, events=events, verify=verify, extra_tools=mcp_tools)
 
             result = run_attempts(new_agent, task, attempts=config.attempts if restore else 1,

@@ -35,7 +35,8 @@ def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_w
     second_start = backend.calls[2]["messages"]
     assert len(second_start) == 2, "the second attempt starts from the system prompt and the task alone"
     assert "an earlier attempt at this task failed" in second_start[1].content
-    assert "assert 5 == 4" in second_start[1].content or "double(2)" in second_start[1].content
+    assert "Its check failed:\nE       assert 5 == 4" in second_start[1].content and "def double" not in second_start[1].content
+    assert backend.calls[2]["sampling"].seed == backend.calls[0]["sampling"].seed + 1000, "a fresh attempt samples anew"
     assert second_start[0].content == backend.calls[0]["messages"][0].content, "same system prompt: cache reuse"
     tree = {item.path for item in repo.head.commit.tree.traverse()}
     assert "notes/scrap.txt" not in tree and "calc.py" in tree and start_files <= tree
@@ -76,3 +77,25 @@ def test_the_snapshot_restorer_keeps_ignored_files_and_puts_changed_ones_back(tm
     restore()
     assert (tmp_path / "keep.txt").read_text() == "start\n" and not (tmp_path / "new").exists()
     assert (tmp_path / ".venv" / "lib.py").exists() and (tmp_path / ".venv" / "include").is_dir()
+
+
+SQUARE = 'def square(x):\n    """The square of x.\n\n    >>> square(3)\n    9\n    """\n    {body}\n'
+
+
+def write_square(body: str) -> str:
+    return (f"<write_file>\n<path>sq.py</path>\n<content>\n{SQUARE.format(body=body)}</content>\n</write_file>\n"
+            f"{FINISH}")
+
+
+def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of_times(scripted, tmp_path):
+    make_repo(tmp_path / "r", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
+    backend = scripted([write_square("return x + x"), write_square("return x * x")])
+    result = run_task(tmp_path / "r", "Implement square", Config(max_steps=4, attempts=1), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.steps == 2
+    refusal = backend.calls[1]["messages"][-1].content
+    assert "finish refused" in refusal and "-m doctest" in refusal and "Expected:\n    9\nGot:\n    6" in refusal
+
+    make_repo(tmp_path / "s", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
+    backend = scripted([write_square(f"return {n}") for n in range(3)])  # examples never met: not a trap
+    result = run_task(tmp_path / "s", "Implement square", Config(max_steps=6, attempts=1), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.steps == 3

@@ -64,3 +64,23 @@ def test_agent_turns_reuse_the_generated_tokens_exactly(embedded):
     reused = second.timings.cached_prompt_tokens
     assert reused >= first.timings.prompt_tokens + first.timings.completion_tokens - 2
     assert second.timings.processed_prompt_tokens < 200  # the observation and the template's framing
+
+
+def test_a_reply_cut_by_on_text_stops_there_and_the_next_turn_still_reuses_the_cache(embedded):
+    """`on_text` returning True ends the reply (the agent cuts replies that loop); generation stops, the
+    completion says so, and the engine's state stays usable."""
+    from inference.backend import CUT
+
+    pieces: list[str] = []
+
+    def cut_after_five(delta: str) -> bool:
+        pieces.append(delta)
+        return len(pieces) >= 5
+
+    messages = [Message(role="system", content="You are a coding assistant."),
+                Message(role="user", content="Write a Python function that sorts a list with bubble sort.")]
+    cut = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=200), on_text=cut_after_five)
+    assert cut.finish_reason == CUT and cut.text == "".join(pieces) and len(pieces) == 5
+    assert cut.timings.completion_tokens <= 8
+    after = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=10))
+    assert after.text.startswith(cut.text) and after.timings.cached_prompt_tokens >= after.timings.prompt_tokens - 2

@@ -81,3 +81,15 @@ def test_llama_server_timings_are_read_with_speculative_stats():
     assert (t.draft_n, t.draft_accepted) == (12, 10)
     assert t.tokens_per_second == pytest.approx(17 / 0.4424)
     assert _timings({**server, "draft_n": None, "draft_n_accepted": None}, None, 3, 0, 0, 1).draft_n is None
+
+
+def test_a_streamed_chat_reply_cut_by_on_text_ends_there(server):
+    from inference.backend import CUT
+
+    pieces: list[str] = []
+    backend = EndpointBackend(server)
+    completion = backend.complete([Message(role="user", content="Count from 1 to 50, one number per line.")],
+                                  sampling=Sampling(temperature=0, max_tokens=300),
+                                  on_text=lambda delta: pieces.append(delta) or len(pieces) >= 4)
+    assert completion.finish_reason == CUT and completion.text == "".join(pieces) and len(pieces) == 4
+    assert backend.complete([Message(role="user", content="Say hi.")], sampling=Sampling(max_tokens=5)).text

@@ -4,6 +4,7 @@ and drafts, the agent runs against it, failures name their cause, and it binds s
 from __future__ import annotations
 
 import os
+import time
 
 import httpx
 
@@ -109,6 +110,24 @@ def test_agent_completes_a_task_against_a_profile_server(engine, tmp_path):
     exec((tmp_path / "p" / "greet.py").read_text(), namespace)
     assert namespace["greet"]("Ada") == "Hello, Ada!"
     assert result.run.stats.cache_reuse > 0.5
+
+
+def test_a_reply_cut_by_on_text_stops_the_server_generating(engine, tmp_path):
+    """llama-server's /completion stream (token-exact history): cut by `on_text`, the connection is closed, the
+    server stops generating (its slot is free for the next request) and the next turn reuses the prompt cache."""
+    from inference.backend import CUT
+
+    pieces: list[str] = []
+    with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], log_dir=tmp_path) as server:
+        backend = EndpointBackend(server.url)
+        messages = [Message(role="user", content="Count from 1 to 200, one number per line.")]
+        cut = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=600),
+                               on_text=lambda delta: pieces.append(delta) or len(pieces) >= 6)
+        assert cut.finish_reason == CUT and cut.text == "".join(pieces)
+        started = time.monotonic()
+        again = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=8))
+        assert again.text and time.monotonic() - started < 60, "the cut request no longer holds the slot"
+        assert again.timings.cached_prompt_tokens > 0
 
 
 def test_bad_model_file_is_reported_from_the_log(engine, tmp_path):
