@@ -54,6 +54,7 @@ def test_a_stopped_suite_resumes_where_it_stopped(scripted, tmp_path):
     assert len(read_records(results)) == 2
 
 
+@pytest.mark.slow  # runs the HumanEval problems' own tests
 def test_humaneval_problems_become_repository_tasks_checked_by_their_own_tests(scripted, tmp_path):
     tasks = load_humaneval(subset=True)
     assert len(tasks) == 40 and tasks[1].id == "HumanEval-4" and len(load_humaneval()) == 164
