@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One entry point that does all set-up, then runs what you asked for:
 #   ./dev.sh agent <args...>   set up, then run the `agent` CLI (e.g. `agent new-project ...`)
-#   ./dev.sh test [pytest args] set up, then run the whole test suite
+#   ./dev.sh test [pytest args] set up, then run the whole test suite (`-m "not slow"`: the fast tier, no model
+#                               and no compiler, under two minutes)
+#   ./dev.sh lint               set up, then ruff check, ruff format --check and mypy (what CI runs first)
 # Set-up is idempotent and cached: a virtual environment in .venv, llama-cpp-python compiled once (pip's
 # wheel cache), models fetched once into the user cache (~/.cache/dflash-agent), verified by sha256.
 set -euo pipefail
@@ -11,6 +13,14 @@ PYTHON="${PYTHON:-python3}"
 VENV=.venv
 
 setup() {
+  setup_venv
+  ensure_bubblewrap
+  echo "==> fetching the default model (cached after the first time)" >&2
+  "$VENV/bin/agent" models pull qwen2.5-coder-1.5b >&2
+}
+
+# The virtual environment with dflash-agent installed (editable) and its test and lint tools.
+setup_venv() {
   if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is required"'
     "$PYTHON" -m venv "$VENV"
@@ -19,12 +29,9 @@ setup() {
   local stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
   if [ ! -f "$stamp" ]; then
     echo "==> installing dflash-agent and its dependencies (llama-cpp-python compiles once: a few minutes)" >&2
-    "$VENV/bin/python" -m pip install --quiet -e '.[test]' >&2
+    "$VENV/bin/python" -m pip install --quiet -e '.[test,dev]' >&2
     rm -f "$VENV"/.installed-* && touch "$stamp"
   fi
-  ensure_bubblewrap
-  echo "==> fetching the default model (cached after the first time)" >&2
-  "$VENV/bin/agent" models pull qwen2.5-coder-1.5b >&2
 }
 
 # The command sandbox (bubblewrap): installed when missing and we can (root with apt-get); never fatal.
@@ -47,11 +54,21 @@ case "${1:-}" in
     ;;
   test)
     shift
-    setup
+    case " $* " in
+      *"not slow"*) setup_venv; ensure_bubblewrap ;;  # the fast tier needs no model: none is fetched
+      *) setup ;;
+    esac
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
+  lint)
+    shift
+    setup_venv
+    "$VENV/bin/ruff" check .
+    "$VENV/bin/ruff" format --check .
+    exec "$VENV/bin/mypy"
+    ;;
   *)
-    echo "usage: ./dev.sh agent <agent args...> | ./dev.sh test [pytest args...]" >&2
+    echo "usage: ./dev.sh agent <agent args...> | ./dev.sh test [pytest args...] | ./dev.sh lint" >&2
     exit 64
     ;;
 esac

@@ -60,8 +60,7 @@ def shown(request: ApprovalRequest) -> Syntax | Text:
     """The preview, highlighted when it is plain text; with hidden characters, their escapes stand out instead."""
     parts = visible_parts(request.preview)
     if not any(escaped for _, escaped in parts):
-        lexer = "bash" if request.tool == "bash" else "diff" if request.tool in ("write_file", "edit_file") else "json"
-        return Syntax(request.preview, lexer, word_wrap=True, background_color="default")
+        return Syntax(request.preview, request.preview_syntax, word_wrap=True, background_color="default")
     hidden = sum(1 for _, escaped in parts if escaped)
     text = Text()
     text.append(f"[{hidden} hidden character(s) shown escaped]\n", style="bold red")

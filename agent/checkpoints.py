@@ -319,12 +319,13 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
     else:
         repo.git.branch("-f", branch, parent.hexsha)
         redo = f"git branch -f {branch} {tip.hexsha[:10]}"
-    return UndoResult(branch=branch, undone=tip.hexsha, undone_subject=tip.summary, now_at=parent.hexsha, files=files,
+    return UndoResult(branch=branch, undone=tip.hexsha, undone_subject=str(tip.summary), now_at=parent.hexsha, files=files,
                       checked_out=branch == current, redo=redo)
 
 
 def is_agent_commit(commit: git.Commit) -> bool:
-    return any(line.startswith(f"{TRAILER}: ") for line in commit.message.splitlines())
+    message = commit.message if isinstance(commit.message, str) else commit.message.decode(errors="replace")
+    return any(line.startswith(f"{TRAILER}: ") for line in message.splitlines())
 
 
 def agent_branches(repo: git.Repo) -> list[str]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Optional, get_args
+from typing import Any, NoReturn, Optional, get_args
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -27,7 +26,7 @@ from inference.models import CATALOG
 class Commands(TyperGroup):
     """The command group: a user error (agent/errors.py) raised anywhere below a command ends as one `error:` line."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # typer widens click's Context
         try:
             return super().invoke(ctx)
         except user_errors() as exc:
@@ -46,7 +45,7 @@ StepsOpt = typer.Option(None, "--max-steps", help="Stop after this many model tu
 ProfileOpt = typer.Option(None, "--profile", help="Start llama-server with this profile for the run (see `agent serve --list`).")
 JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout (progress stays on stderr).")
 ApprovalOpt = typer.Option(None, "--approval", help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).")
-SandboxMode = Enum("SandboxMode", {m: m for m in get_args(Config.model_fields["sandbox"].annotation)}, type=str)
+SandboxMode = Enum("SandboxMode", {m: m for m in get_args(Config.model_fields["sandbox"].annotation)}, type=str)  # type: ignore[misc]
 SandboxOpt = typer.Option(None, "--sandbox", help=(
     "Where commands may write: read-only, workspace-write (the default: the workspace only) or full-access (no "
     "sandbox). Overrides DFLASH_AGENT_SANDBOX and `sandbox` in config.toml."))
@@ -65,7 +64,7 @@ def _exit_on_sigterm(signum: int, _frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     err.print(Text.assemble(("error:", "red"), " ", visible(message)), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 

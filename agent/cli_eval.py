@@ -59,7 +59,7 @@ def run_cmd(
     tasks = load_suite(suite)[:limit]
     config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False))
     backend_label = config.endpoint or (f"profile {config.profile}" if config.profile else config.model)
-    settings = EvalSettings(suite=suite, mode=mode, backend=backend_label, max_steps=config.max_steps,  # type: ignore[arg-type]
+    settings = EvalSettings(suite=suite, mode=mode, backend=backend_label, max_steps=config.max_steps,
                             temperature=config.temperature, agent_command=agent_command)
     out = out or Path("eval-results") / f"{Path(suite).name}-{mode}"
     _claim(out, settings)

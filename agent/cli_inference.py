@@ -103,7 +103,7 @@ def serve(
     try:
         while managed.alive():
             _time.sleep(0.5)
-        _fail(f"llama-server exited (code {managed.process.returncode}); log: {managed.log_path}")
+        _fail(f"llama-server exited (code {managed.process and managed.process.returncode}); log: {managed.log_path}")
     except KeyboardInterrupt:
         err.print("stopping ...")
     finally:

@@ -15,11 +15,12 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable, Literal, NamedTuple
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.errors import UserError
 from inference.models import DEFAULT_MODEL
+from inference.paths import config_dir
+from inference.profiles import Profile, load_profiles
 from tools.sandbox import SandboxPolicy
 
 ENV_PREFIX = "DFLASH_AGENT_"
@@ -120,7 +121,13 @@ AskTrust = Callable[[ProjectReview], "bool | None"]
 
 
 def user_config_path() -> Path:
-    return Path(platformdirs.user_config_dir("dflash-agent")) / "config.toml"
+    return config_dir() / "config.toml"
+
+
+def user_profiles() -> dict[str, Profile]:
+    """Every launch profile: the built-in ones and the `[profiles.NAME]` tables of your config file (a project's
+    file never defines profiles). The one way the rest of the program reads them."""
+    return load_profiles(user_config_path())
 
 
 def project_config_path(project: Path) -> Path:
@@ -229,7 +236,7 @@ def _validate(layers: list[_Layer]) -> Config:
     where: dict[str, str] = {}
     for layer in layers:
         merged.update(layer.values)
-        where.update({name: layer.source for name in layer.values})
+        where.update(dict.fromkeys(layer.values, layer.source))
     try:
         return Config.model_validate(merged)
     except ValidationError as exc:

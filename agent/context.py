@@ -4,10 +4,10 @@ The system prompt, the task and the model's own replies are never cut."""
 
 from __future__ import annotations
 
+from agent.texts import TRIMMED
 from inference.backend import Message
 
 KEEP_RECENT = 2  # the newest observations, cut only when nothing older is left
-TRIMMED = "[observation removed to fit the context window; run the tool again if you need it]"
 
 
 def trim_observations(messages: list[Message], keep_recent: int = KEEP_RECENT) -> str | None:

@@ -17,12 +17,12 @@ def files_to_show(workspace: Path, files: list[str], task: str) -> dict[str, str
     """`{path: contents}` to put in the first message, within BUDGET characters."""
     # Not dot-folders' files either: project skills (.agent/skills) are read when activated, not up front.
     candidates = [f for f in files if Path(f).name not in NOT_SHOWN and not any(p.startswith(".") for p in Path(f).parts[:-1])]
-    texts = {f: _text(workspace / f) for f in candidates}
-    texts = {f: t for f, t in texts.items() if t is not None}
+    texts = {f: text for f in candidates if (text := _text(workspace / f)) is not None}
     if len(texts) <= WHOLE_PROJECT_FILES and sum(len(t) for t in texts.values()) <= BUDGET:
         return texts
     named = [f for f in texts if f in task or (Path(f).name in task and len(Path(f).name) > 3)]
-    shown, used = {}, 0
+    shown: dict[str, str] = {}
+    used = 0
     for name in named:
         text = texts[name]
         if used + len(text) > BUDGET:

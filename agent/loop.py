@@ -37,6 +37,7 @@ class FinishTool(Tool):
     name = "finish"
     description = "Call when the task is complete and verified. Ends the run."
     Params = FinishParams
+    read_only = True
 
     def run(self, params: FinishParams, ctx: ToolContext) -> ToolResult:
         return ToolResult(output=params.summary)
@@ -160,7 +161,7 @@ class Agent:
         while True:
             guard = RepetitionGuard()
 
-            def on_text(delta: str) -> bool:
+            def on_text(delta: str, guard: RepetitionGuard = guard) -> bool:
                 if self.events:
                     self.events.on_text(delta)
                 return guard.feed(delta)

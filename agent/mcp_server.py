@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from agent import repo as gitrepo
 from agent.config import ConfigError, load_config
 from agent.toolcalls import ParsedCall
+from inference.paths import APP, app_version
 from inference.backend import BackendError, Completion
 from tools.base import ToolResult
 
@@ -76,7 +77,7 @@ def build_server(overrides: dict[str, Any] | None = None, roots: list[Path] | No
     """`overrides` are config values for every run (model, endpoint, profile...); `roots` are the folders
     clients may ask the agent to work in (default: the current directory)."""
     allowed = [r.expanduser().resolve() for r in (roots or [Path.cwd()])]
-    server = MCPServer("dflash-agent", version="0.1.0",
+    server = MCPServer(APP, version=app_version(),
                        instructions="A local coding agent. run_task changes code in a git repository; "
                                     "new_project builds a project in a new folder.")
     one_run_at_a_time = anyio.Lock()  # the embedded model serves one generation at a time

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-import platformdirs
 
 from agent.config import Config, user_config_path
+from inference.paths import data_dir, platform_cache_dir
 from tools.mcp import MCPTool, mcp_tools
 from tools.mcp_client import MCPHub, ServerStatus
 from tools.mcp_config import Approvals, LoadedServers, MCPServerConfig, load_servers
@@ -22,11 +22,11 @@ def user_mcp_file() -> Path:
 
 
 def approvals() -> Approvals:
-    return Approvals(Path(platformdirs.user_data_dir("dflash-agent")) / "mcp-approvals.json")
+    return Approvals(data_dir() / "mcp-approvals.json")
 
 
 def log_dir() -> Path:
-    return Path(platformdirs.user_cache_dir("dflash-agent")) / "mcp-logs"
+    return platform_cache_dir() / "mcp-logs"
 
 
 def configured_servers(project: Path | None) -> LoadedServers:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.texts import MEMORY_CUT, MEMORY_SECTION
+
 MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_MEMORY_CHARS = 8000
 
@@ -34,7 +36,5 @@ def memory_section(workspace: Path, limit: int = MAX_MEMORY_CHARS) -> str | None
     memory = read_project_memory(workspace, limit)
     if memory is None:
         return None
-    note = ""
-    if memory.truncated:
-        note = f"\n[... {memory.path.name} was cut at {limit} characters; read the rest with read_file]"
-    return f"Project instructions from {memory.path.name}:\n{memory.text}{note}"
+    note = MEMORY_CUT.format(name=memory.path.name, limit=limit) if memory.truncated else ""
+    return MEMORY_SECTION.format(name=memory.path.name, text=memory.text, note=note)

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from agent.memory import read_project_memory
+from inference.paths import platform_cache_dir
 from tools.sandbox import SandboxPolicy
 from tools.shell import run_command
 from tools.workspace import iter_files
@@ -60,7 +61,7 @@ NPM_PLACEHOLDER = "no test specified"  # `npm init`'s test script, which always 
 NODE_TEST_FILE = re.compile(r"(test|test-.*|.*[._-]test)\.[cm]?js$")  # what `node --test` runs by default
 NODE_SUFFIXES = (".js", ".mjs", ".cjs")
 PYTHON_ENV_DIRS = (".venv", "venv")
-WHEELHOUSE = Path.home() / ".cache" / "dflash-agent" / "wheels"  # `pip download pytest -d` here to work offline
+WHEELHOUSE = platform_cache_dir() / "wheels"  # `pip download pytest -d` here to work offline
 # Settings the install step (and only it) sees: where the index is, its certificates, proxies.
 INSTALL_ENV = ["PIP_CONFIG_FILE", "PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST",
                "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "npm_config_registry",

@@ -15,19 +15,13 @@ from pydantic import BaseModel
 
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitRun
-from agent.config import Config, user_config_path
+from agent.config import Config
 from agent.loop import AgentEvents
 from agent.project import test_command
-from agent.workflows import TestOutcome, _run_agent, run_verification
+from agent.runtime import backends
+from agent.texts import CHECK_FAILS, REFACTOR_TASK
+from agent.workflows import TestOutcome, run_agent, run_verification
 from inference.backend import ChatBackend
-from inference.profiles import Profile, get_profile, load_profiles
-
-REFACTOR_TASK = """{instruction}
-
-First find every place to change (search), then change each of them; where a file needs several changes,
-rewrite it whole with write_file. When you are done, run `{command}` to check your change, fix any failure,
-then call finish."""
-
 
 class RepoOutcome(BaseModel):
     repo: str
@@ -94,32 +88,11 @@ def refactor(instruction: str, repos: list[Path], config: Config, verify: str | 
 def _backends(config: Config, parallel: int, given: Callable[[], ChatBackend] | None
               ) -> Iterator[tuple[Callable[[], ChatBackend], int, str]]:
     """(backend factory, repos at once, description) for the run; a profile's server lives as long as the run."""
-    from inference.endpoint import EndpointBackend
-    from inference.server import ManagedServer, choose_engine
-
     if given:
         yield given, parallel, f"given backends, {parallel} at once"
-    elif config.endpoint:
-        yield (lambda: EndpointBackend(config.endpoint, api_key=config.api_key)), parallel, \
-            f"endpoint {config.endpoint}, {parallel} at once"
-    elif config.profile:
-        profile = slotted(get_profile(config.profile, load_profiles(user_config_path())), parallel)
-        with ManagedServer(choose_engine(profile, config.engine), profile) as server:
-            yield (lambda: EndpointBackend(server.url)), parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
-        from agent.runtime import embedded_backend
-
-        backend = embedded_backend(config)
-        yield (lambda: backend), 1, f"embedded {config.model} (one in-process model)"
-
-
-def slotted(profile: Profile, parallel: int) -> Profile:
-    """The profile with `parallel` server slots; llama-server splits its context over the slots (unless the
-    KV cache is unified), so the context grows with them to keep each slot's size."""
-    if parallel <= profile.parallel:
-        return profile
-    ctx = profile.ctx_size if profile.kv_unified else profile.ctx_size // profile.parallel * parallel
-    return profile.model_copy(update={"parallel": parallel, "ctx_size": ctx})
+        with backends(config, parallel) as chosen:
+            yield chosen
 
 
 def refactor_repo(path: Path, instruction: str, config: Config, verify: str | None,
@@ -135,7 +108,7 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
     try:
         task = REFACTOR_TASK.format(instruction=instruction.strip(), command=command) if command else instruction
         gate = _gate(path, command, config) if command else None
-        run, transcript = _run_agent(path, task, config, CheckpointEvents(git_run, events), gate, backend(),
+        run, transcript = run_agent(path, task, config, CheckpointEvents(git_run, events), gate, backend(),
                                      label=f"{path.name}-{git_run.run_id}", restore=git_run.restart)
         git_run.commit_leftovers("changes left at the end of the run")
         check = run_verification(path, command, config) if command else None
@@ -172,7 +145,7 @@ def _gate(path: Path, command: str, config: Config) -> Callable[[], str | None]:
 
     def check() -> str | None:
         outcome = run_verification(path, command, config)
-        return None if outcome.passed else f"`{command}` fails:\n{outcome.output_tail}"
+        return None if outcome.passed else CHECK_FAILS.format(command=command, output=outcome.output_tail)
 
     return check
 

@@ -37,10 +37,7 @@ def repeats_verbatim(text: str) -> bool:
     tail = text[-TAIL_CHARS:]
     if len(tail) < TAIL_CHARS:
         return False
-    for period in range(1, MAX_PERIOD + 1):
-        if tail[period:] == tail[:-period]:
-            return True
-    return False
+    return any(tail[period:] == tail[:-period] for period in range(1, MAX_PERIOD + 1))
 
 
 def repeats_line_shapes(text: str) -> bool:

@@ -144,8 +144,8 @@ def _repository_driver_keys(root: Path) -> list[str]:
 def identity_environment(repo: git.Repo) -> dict[str, str]:
     """Author/committer for git commands we run (commit, stash), so they work where no identity is set."""
     actor = _actor(repo)
-    return {"GIT_AUTHOR_NAME": actor.name, "GIT_AUTHOR_EMAIL": actor.email,
-            "GIT_COMMITTER_NAME": actor.name, "GIT_COMMITTER_EMAIL": actor.email}
+    name, email = actor.name or "", actor.email or ""
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
 
 
 def commit_all(repo: git.Repo, message: str) -> str | None:
@@ -156,8 +156,8 @@ def commit_all(repo: git.Repo, message: str) -> str | None:
 
 def _actor(repo: git.Repo) -> git.Actor:
     reader = repo.config_reader()
-    name = reader.get_value("user", "name", default="")
-    email = reader.get_value("user", "email", default="")
+    name = str(reader.get_value("user", "name", default=""))
+    email = str(reader.get_value("user", "email", default=""))
     return git.Actor(name, email) if name and email else FALLBACK_ACTOR
 
 

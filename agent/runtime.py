@@ -5,10 +5,10 @@ from __future__ import annotations
 import atexit
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from agent.approval_prompt import TerminalApproval
-from agent.config import Config, user_config_path
+from agent.config import Config, user_profiles
 from agent.errors import UserError
 from agent.loop import Agent, AgentEvents
 from agent.memory import memory_section
@@ -20,7 +20,7 @@ from inference.embedded import EmbeddedBackend
 from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
 from inference.models import ModelSpec, get_model
-from inference.profiles import get_profile, load_profiles
+from inference.profiles import Profile, get_profile
 from inference.server import ManagedServer, choose_engine
 from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
@@ -40,16 +40,36 @@ def _close_embedded() -> None:
 
 @contextmanager
 def backend_session(config: Config) -> Iterator[ChatBackend]:
-    """The backend for one run: a given endpoint, a llama-server started from a profile (stopped after),
-    or the embedded model (fetched on first use, loaded once per process)."""
+    """The backend for one run (see `backends`)."""
+    with backends(config) as (make, _, _):
+        yield make()
+
+
+@contextmanager
+def backends(config: Config, parallel: int = 1) -> Iterator[tuple[Callable[[], ChatBackend], int, str]]:
+    """(backend factory, runs at once, description) for the config's backend: a given endpoint, a llama-server
+    started from a profile with `parallel` slots (stopped after), or the embedded model (fetched on first use,
+    loaded once per process, so one run at a time)."""
     if config.endpoint:
-        yield EndpointBackend(config.endpoint, api_key=config.api_key)
+        endpoint = config.endpoint
+        yield (lambda: EndpointBackend(endpoint, api_key=config.api_key)), parallel, \
+            f"endpoint {endpoint}, {parallel} at once"
     elif config.profile:
-        profile = get_profile(config.profile, load_profiles(user_config_path()))
+        profile = slotted(get_profile(config.profile, user_profiles()), parallel)
         with ManagedServer(choose_engine(profile, config.engine), profile) as server:
-            yield EndpointBackend(server.url)
+            yield (lambda: EndpointBackend(server.url)), parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
-        yield embedded_backend(config)
+        backend = embedded_backend(config)
+        yield (lambda: backend), 1, f"embedded {config.model} (one in-process model)"
+
+
+def slotted(profile: Profile, parallel: int) -> Profile:
+    """The profile with `parallel` server slots; llama-server splits its context over the slots (unless the
+    KV cache is unified), so the context grows with them to keep each slot's size."""
+    if parallel <= profile.parallel:
+        return profile
+    ctx = profile.ctx_size if profile.kv_unified else profile.ctx_size // profile.parallel * parallel
+    return profile.model_copy(update={"parallel": parallel, "ctx_size": ctx})
 
 
 def check_backend(config: Config) -> None:
@@ -58,7 +78,7 @@ def check_backend(config: Config) -> None:
     if config.endpoint:
         return
     if config.profile:
-        get_profile(config.profile, load_profiles(user_config_path()))
+        get_profile(config.profile, user_profiles())
     else:
         catalog_model(config.model)
 
@@ -84,16 +104,17 @@ def default_tools() -> list[Tool]:
 
 def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transcript: Transcript | None = None,
                 events: AgentEvents | None = None, verify: Callable[[], str | None] | None = None,
-                extra_tools: list[Tool] | None = None) -> Agent:
+                extra_tools: Sequence[Tool] = ()) -> Agent:
     """`extra_tools`: tools that live as long as the run, e.g. MCP servers' (see agent.mcp_setup.mcp_session)."""
     protocol = PROTOCOLS["text" if isinstance(backend, EmbeddedBackend) else config.protocol]()
     catalog = discover_skills(workspace)
-    for problem in catalog.problems if events else []:
-        events.on_note(f"skill {problem.path}: {problem.reason}{' (skipped)' if problem.skipped else ''}")
+    for problem in catalog.problems:
+        if events is not None:
+            events.on_note(f"skill {problem.path}: {problem.reason}{' (skipped)' if problem.skipped else ''}")
     tools, sections = workspace_extras(workspace, catalog)
     return Agent(
         backend,
-        default_tools() + tools + (extra_tools or []),
+        [*default_tools(), *tools, *extra_tools],
         ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout,
                                           sandbox=command_policy(config.sandbox_policy(), workspace)),
                     approver=approver(config, events)),

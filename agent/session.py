@@ -8,15 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from pydantic import BaseModel, ValidationError
 
 from agent.errors import UserError
 from inference.backend import Message
+from inference.paths import state_dir
 
 
 def runs_dir() -> Path:
-    return Path(platformdirs.user_state_dir("dflash-agent")) / "runs"
+    return state_dir() / "runs"
 
 
 def new_transcript_path(label: str) -> Path:
@@ -89,7 +89,7 @@ def read_transcript(path: Path) -> Recorded:
         raise UserError(f"{path} does not begin with a start event naming the workspace and task: not a transcript "
                         f"of this agent (transcripts are in {runs_dir()})")
     try:
-        messages = []
+        messages: list[Message] = []
         for e in events:
             if isinstance(e, dict) and e.get("type") == "restart":  # a fresh attempt: its conversation is the one to resume
                 messages = []

@@ -61,10 +61,10 @@ def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
         elif span.error:
             result.errors.append(span.error)
     if not spans and text.strip().startswith("{"):
-        span = _json_span(text.strip(), 0, len(text), toolbox, where="reply")
-        if span:
-            result.calls += [span.call] if span.call else []
-            result.errors += [span.error] if span.error else []
+        whole = _json_span(text.strip(), 0, len(text), toolbox, where="reply")
+        if whole:
+            result.calls += [whole.call] if whole.call else []
+            result.errors += [whole.error] if whole.error else []
     if not result.calls and not result.errors:
         _unknown_tool_tags(text, toolbox, result)
     return result
@@ -124,7 +124,7 @@ def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
 
 
 def _attributes(raw: str) -> dict[str, str]:
-    return {k: v for k, v in re.findall(r'(\w+)\s*=\s*"([^"]*)"', raw)}
+    return dict(re.findall(r'(\w+)\s*=\s*"([^"]*)"', raw))
 
 
 def _xml_parameters(body: str, tool: Tool) -> dict[str, Any]:
@@ -217,7 +217,7 @@ def call_from_json(data: Any) -> ParsedCall | None:
     name = data.get("name") or data.get("tool") or data.get("tool_name")
     if not isinstance(name, str):
         return None
-    arguments = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
+    arguments: Any = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
     if isinstance(arguments, str):
         arguments, problem = load_json(arguments) if arguments.strip() else ({}, None)
         if problem:
@@ -228,9 +228,6 @@ def call_from_json(data: Any) -> ParsedCall | None:
 # ---------------------------------------------------------------- protocols
 
 
-MULTILINE_PARAMETERS = {"content", "old", "new"}
-
-
 def describe_tool_xml(tool: Tool) -> str:
     """How a tool is called in the text protocol, generated from its parameter model."""
     lines = [f"<{tool.name}>"]
@@ -238,7 +235,7 @@ def describe_tool_xml(tool: Tool) -> str:
         hint = (field.description or name).rstrip(".")
         if not field.is_required():
             hint += " (optional)"
-        multiline = name in MULTILINE_PARAMETERS
+        multiline = name in tool.multiline_params
         lines.append(f"<{name}>\n{hint}\n</{name}>" if multiline else f"<{name}>{hint}</{name}>")
     lines.append(f"</{tool.name}>")
     return f"### {tool.name}\n{tool.description}\n" + "\n".join(lines)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import platformdirs
+from inference.paths import config_dir
 
 
 class TrustStore:
@@ -48,4 +48,4 @@ def fingerprint(values: dict[str, Any]) -> str:
 
 def trust_store() -> TrustStore:
     """In the user config dir, which the sandbox hides from commands (tools/sandbox.py HIDDEN_IN_HOME)."""
-    return TrustStore(Path(platformdirs.user_config_dir("dflash-agent")) / "project-trust.json")
+    return TrustStore(config_dir() / "project-trust.json")

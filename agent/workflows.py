@@ -19,18 +19,10 @@ from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
+from agent.texts import CHECK_FAILS, NEW_PROJECT_TASK
 from inference.backend import ChatBackend, Message
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
-
-NEW_PROJECT_TASK = """\
-Build this new project in the current (empty) project folder:
-
-{prompt}
-
-Write the code and tests for it. {layout}
-Run the tests with `{command}`, fix any failure, then call finish."""
-
 
 class TestOutcome(BaseModel):
     command: str
@@ -75,9 +67,9 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
         events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
     try:
-        result, transcript = _run_agent(directory, task, config, events,
-                                        _tests_gate(directory, config, recipe.no_tests), backend,
-                                        restore=snapshot_restorer(directory))
+        result, transcript = run_agent(directory, task, config, events,
+                                       _tests_gate(directory, config, recipe.no_tests), backend,
+                                       restore=snapshot_restorer(directory))
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
             shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
@@ -109,7 +101,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
-        result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
+        result, transcript = run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config), backend, history=history,
                                         meta={"branch": git_run.branch}, restore=git_run.restart)
         tests = run_project_tests(repository, config)
@@ -141,7 +133,7 @@ def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) ->
                 return no_tests
             outcome = run_verification(workspace, doctests, config)
             refusals += not outcome.passed
-        return None if outcome.passed else f"`{outcome.command}` fails:\n{outcome.output_tail}"
+        return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
 
     return check
 
@@ -163,8 +155,8 @@ def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None
                     resume=resume)
 
 
-def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
-               verify: Callable[[], str | None], backend: ChatBackend | None = None,
+def run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
+               verify: Callable[[], str | None] | None, backend: ChatBackend | None = None,
                label: str | None = None, history: list[Message] | None = None,
                meta: dict | None = None, restore: Callable[[], None] | None = None) -> tuple[RunResult, Path]:
     """One agent run, in fresh attempts when `restore` can put the workspace back (agent/attempts.py);
@@ -184,7 +176,7 @@ def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents |
                                    transcript=transcript, events=events, verify=verify, extra_tools=mcp_tools)
 
             result = run_attempts(new_agent, task, attempts=config.attempts if restore else 1,
-                                  max_steps=config.max_steps, restore=restore or (lambda: None), verify=verify,
+                                  max_steps=config.max_steps, restore=restore or (lambda: None), verify=verify or (lambda: None),
                                   note=note, history=history)
             return result, path
     except KeyboardInterrupt:

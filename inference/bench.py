@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal
 
@@ -251,6 +252,12 @@ def _fmt(value: Any, pattern: str = "{}") -> str:
     return "-" if value is None else pattern.format(value)
 
 
+def _first_token(seen: list[float], _text: str) -> None:
+    """`on_text` that records when the first piece of the reply arrived."""
+    if not seen:
+        seen.append(time.perf_counter())
+
+
 def run_workload(backend: EndpointBackend, workload: Workload, target: str, repeat: int,
                  sampling: Sampling) -> Iterator[Sample]:
     """Send each turn, appending the model's reply before the next one; one Sample per turn."""
@@ -260,7 +267,7 @@ def run_workload(backend: EndpointBackend, workload: Workload, target: str, repe
         started = time.perf_counter()
         first: list[float] = []
         completion = backend.complete(messages, workload.tools, sampling.model_copy(update={"max_tokens": workload.max_tokens}),
-                                      on_text=lambda _t: first.append(time.perf_counter()) if not first else None)
+                                      on_text=partial(_first_token, first))
         ended = time.perf_counter()
         t = completion.timings
         yield Sample(target=target, workload=workload.id, turn=turn, repeat=repeat, text=completion.text,

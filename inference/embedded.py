@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from collections.abc import Generator
+from typing import Any, cast
 
 from inference.backend import CUT, BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
 from inference.token_history import TokenHistory
@@ -53,7 +54,7 @@ class EmbeddedBackend:
         self.llm.close()
 
     def render(self, messages: list[Message]) -> str:
-        return self.formatter(messages=[m.to_openai() for m in messages]).prompt
+        return self.formatter(messages=cast(Any, [m.to_openai() for m in messages])).prompt
 
     def _tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
@@ -99,7 +100,7 @@ class EmbeddedBackend:
         first_token_at: float | None = None
         parts: list[str] = []
         finish_reason = None
-        stream = self.llm.create_completion(
+        stream = cast("Generator[dict[str, Any], None, None]", self.llm.create_completion(
             tokens,
             max_tokens=sampling.max_tokens,
             temperature=sampling.temperature,
@@ -110,7 +111,7 @@ class EmbeddedBackend:
             stop=sampling.stop or [],
             stream=True,
             stopping_criteria=StoppingCriteriaList([count_token]),
-        )
+        ))  # stream=True: a generator of chunks
         for chunk in stream:
             choice = chunk["choices"][0]
             if first_token_at is None:
@@ -123,7 +124,7 @@ class EmbeddedBackend:
                     break
             finish_reason = choice.get("finish_reason") or finish_reason
         ended = time.perf_counter()
-        self.history.remember(prompt_text, tokens, self.llm.input_ids[len(tokens):self.llm.n_tokens], "".join(parts))
+        self.history.remember(prompt_text, tokens, self.llm.input_ids[len(tokens):self.llm.n_tokens].tolist(), "".join(parts))
         first_token_at = first_token_at or ended
         return Completion(
             text="".join(parts),

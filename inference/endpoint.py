@@ -37,7 +37,7 @@ class EndpointBackend:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout  # the longest silence accepted from the engine (connects fail after 10 s)
         self.client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key", max_retries=0,
-                                    timeout=httpx.Timeout(timeout, connect=10.0))
+                                    timeout=openai.Timeout(timeout, connect=10.0))
         self.model = model or self._first_model()
         self.name = f"endpoint:{self.base_url}"
         root = self.base_url.removesuffix("/v1")
@@ -90,7 +90,7 @@ class EndpointBackend:
         sampling = sampling or Sampling()
         with self._errors():
             if self.history is not None and not tools:
-                return self._complete_tokens(messages, sampling, on_text)
+                return self._complete_tokens(self.history, messages, sampling, on_text)
             return self._stream(self._chat_request(messages, tools, sampling), on_text)
 
     def _chat_request(self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: Sampling) -> dict[str, Any]:
@@ -126,11 +126,12 @@ class EndpointBackend:
         except openai.APIStatusError as exc:
             raise _status_error(self.base_url, exc.status_code, exc.body, exc.message) from exc
 
-    def _complete_tokens(self, messages: list[Message], sampling: Sampling, on_text: OnText | None) -> Completion:
+    def _complete_tokens(self, history: TokenHistory, messages: list[Message], sampling: Sampling,
+                         on_text: OnText | None) -> Completion:
         """llama-server's own `/completion`, prompt as token ids: the chat template rendered by the server,
         the previous prompt + reply kept as the tokens the model generated."""
         prompt_text = self._post("/apply-template", {"messages": [m.to_openai() for m in messages]})["prompt"]
-        tokens = self.history.tokens_for(prompt_text)
+        tokens = history.tokens_for(prompt_text)
         body: dict[str, Any] = {"prompt": tokens, "n_predict": sampling.max_tokens, "temperature": sampling.temperature,
                                 "top_p": sampling.top_p, "top_k": sampling.top_k, "min_p": sampling.min_p,
                                 "stop": sampling.stop, "stream": True, "return_tokens": True, "cache_prompt": True}
@@ -165,7 +166,7 @@ class EndpointBackend:
             raise httpx.RemoteProtocolError("the stream ended before the engine's final message")
         ended = time.perf_counter()
         reply = "".join(text)
-        self.history.remember(prompt_text, tokens, generated, reply)
+        history.remember(prompt_text, tokens, generated, reply)
         reason = CUT if cut else FINISH_REASONS.get(final.get("stop_type", ""), final.get("stop_type"))
         return Completion(text=reply, finish_reason=reason,
                           timings=_timings(final.get("timings"), None, len(generated), started, first_at or ended, ended))

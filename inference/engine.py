@@ -8,7 +8,6 @@ ends as a local tree that goes through the same configure-and-build path.
 from __future__ import annotations
 
 import fcntl
-import glob
 import hashlib
 import os
 import platform
@@ -25,6 +24,7 @@ from typing import Iterator, Literal
 from pydantic import BaseModel, Field
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
@@ -34,7 +34,6 @@ BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
 # v0.4.x speaks another dialect and needs a converted drafter.
 BEELLAMA_TAG = "v0.2.0"
 DEFAULT_HELP = Path(__file__).parent / "dialects" / "beellama-v0.2.0-help.txt"
-CUDA_GLOBS = ("/usr/local/cuda/bin", "/usr/local/cuda-*/bin", "/opt/cuda/bin")  # where NVIDIA's installers put nvcc
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
 MIN_CUDA_FOR_ARCH = {"100": (12, 8), "101": (12, 8), "120": (12, 8), "90": (11, 8), "89": (11, 8), "87": (11, 4),
                      "86": (11, 1), "80": (11, 0), "75": (10, 0), "70": (9, 0)}
@@ -166,36 +165,9 @@ def default_capabilities() -> Capabilities:
     return parse_help(DEFAULT_HELP.read_text())
 
 
-def find_nvcc() -> Path | None:
-    """nvcc on PATH, under $CUDA_HOME / $CUDA_PATH, or where NVIDIA's installers put it (not on PATH by default)."""
-    if found := shutil.which("nvcc"):
-        return Path(found)
-    homes = [os.environ[v] + "/bin" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    for folder in homes + sorted((f for g in CUDA_GLOBS for f in glob.glob(g)), key=_version_key, reverse=True):
-        if os.access(Path(folder, "nvcc"), os.X_OK):
-            return Path(folder, "nvcc")
-    return None
-
-
-def _version_key(folder: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", folder)) or (0,)
-
-
-def nvcc_version(nvcc: Path) -> tuple[int, int] | None:
-    """(major, minor) from `nvcc --version` ("Cuda compilation tools, release 12.4, V12.4.131")."""
-    try:
-        out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    found = re.search(r"release (\d+)\.(\d+)", out)
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
 def detect_build_options(backend: str | None = None, cuda_arch: str | None = None) -> BuildOptions:
     """CUDA when an NVIDIA GPU is present (arch from nvidia-smi), Metal on Apple silicon, else CPU. A GPU with no
     CUDA toolkit, or a toolkit too old for the GPU, stops the build with the fix: never a silent CPU build."""
-    from inference.hardware import nvidia_gpus
-
     gpus = nvidia_gpus() if backend in (None, "cuda") else []
     if backend is None:
         if gpus:
@@ -438,6 +410,7 @@ def _run(command: list[str], log_file, log: Path, stage: str, on_progress=None) 
     log_file.write(f"$ {' '.join(command)}\n")
     log_file.flush()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    assert proc.stdout is not None  # stdout=PIPE
     for line in proc.stdout:
         log_file.write(line)
         if on_progress and (m := PROGRESS_LINE.match(line)):

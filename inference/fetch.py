@@ -76,7 +76,7 @@ def fetch_model(
             else:
                 _fetch_huggingface(source, dest)
             return dest
-        except Exception as exc:  # every source failure is reported, then the next source is tried
+        except Exception as exc:  # noqa: BLE001 - every source failure is reported, then the next source is tried
             failures.append(f"  - {source.describe()}: {type(exc).__name__}: {exc}")
     raise FetchError(
         f"could not fetch model {spec.id!r}; every source failed:\n"
@@ -157,15 +157,18 @@ def _progress(enabled: bool) -> Progress:
 def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
     """Download at a fixed commit (a branch is resolved to one first), refusing a file whose size on the Hub is not
     the catalog's (re-uploads keep the name, not the bytes), then verify size and sha256."""
-    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub import HfApi, RepoFile, hf_hub_download
 
     api = HfApi()
     commit = source.revision
     if not re.fullmatch(r"[0-9a-f]{40}", commit):
-        commit = api.model_info(source.repo, revision=source.revision).sha
+        resolved = api.model_info(source.repo, revision=source.revision).sha
+        if resolved is None:
+            raise FetchError(f"the Hub names no commit for {source.repo} at revision {source.revision}")
+        commit = resolved
     info = next(iter(api.get_paths_info(source.repo, [source.filename], revision=commit)), None)
-    if info is None:
-        raise FetchError(f"{source.filename} is not in {source.repo} at revision {commit}")
+    if not isinstance(info, RepoFile):
+        raise FetchError(f"{source.filename} is not a file in {source.repo} at revision {commit}")
     if source.size is not None and info.size != source.size:
         raise FetchError(
             f"{source.repo}/{source.filename} at revision {commit} is {info.size} bytes, the catalog expects "

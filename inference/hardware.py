@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import psutil
 from pydantic import BaseModel
+
+CUDA_GLOBS = ("/usr/local/cuda/bin", "/usr/local/cuda-*/bin", "/opt/cuda/bin")  # where NVIDIA's installers put nvcc
 
 
 class Gpu(BaseModel):
@@ -49,9 +54,32 @@ def nvidia_gpus() -> list[Gpu]:
 
 def _nvcc_version() -> str | None:
     """`CUDA 12.4 (/usr/local/cuda/bin/nvcc)`, found where `agent engine build` would find it."""
-    from inference.engine import find_nvcc, nvcc_version
-
     if (nvcc := find_nvcc()) is None:
         return None
     version = nvcc_version(nvcc)
     return f"CUDA {version[0]}.{version[1]} ({nvcc})" if version else f"unknown version ({nvcc})"
+
+
+def find_nvcc() -> Path | None:
+    """nvcc on PATH, under $CUDA_HOME / $CUDA_PATH, or where NVIDIA's installers put it (not on PATH by default)."""
+    if found := shutil.which("nvcc"):
+        return Path(found)
+    homes = [os.environ[v] + "/bin" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    for folder in homes + sorted((f for g in CUDA_GLOBS for f in glob.glob(g)), key=_version_key, reverse=True):
+        if os.access(Path(folder, "nvcc"), os.X_OK):
+            return Path(folder, "nvcc")
+    return None
+
+
+def _version_key(folder: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", folder)) or (0,)
+
+
+def nvcc_version(nvcc: Path) -> tuple[int, int] | None:
+    """(major, minor) from `nvcc --version` ("Cuda compilation tools, release 12.4, V12.4.131")."""
+    try:
+        out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(found.group(1)), int(found.group(2))) if found else None

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import httpx
-import platformdirs
 from pydantic import BaseModel
 
 from inference.engine import Capabilities, Engine
 from inference.fetch import fetch_model
 from inference.memplan import MemoryPlan, model_facts, plan_profile
+from inference.paths import state_dir
 from inference.models import get_model
 from inference.profiles import Profile, ProfileError, render
 
@@ -49,7 +49,7 @@ class ServerState(BaseModel):
 
 
 def state_file() -> Path:
-    return Path(platformdirs.user_state_dir("dflash-agent")) / "server.json"
+    return state_dir() / "server.json"
 
 
 def free_port() -> int:
@@ -85,7 +85,7 @@ class ManagedServer:
         self.port = port or free_port()
         self.check_memory = check_memory
         self.model_paths = model_paths or {}  # local GGUF files instead of catalog fetches
-        log_dir = log_dir or Path(platformdirs.user_state_dir("dflash-agent")) / "logs"
+        log_dir = log_dir or state_dir() / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"llama-server-{profile.name}-{self.port}.log"
         self.process: subprocess.Popen | None = None
@@ -130,6 +130,7 @@ class ManagedServer:
         """The port answers 503 while the model loads; 200 means ready; an exit means failure."""
         deadline = time.monotonic() + timeout
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        assert self.process is not None, "start() launches the process first"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise self._failure(f"llama-server exited with code {self.process.returncode} while starting")

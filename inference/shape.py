@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, model_validator
 
@@ -105,14 +106,14 @@ def _value(fh, kind: int) -> object:
     return [_value(fh, item) for _ in range(length)]
 
 
-def shape_from_metadata(meta: dict[str, object], where: str) -> ModelShape:
+def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
     """Per-layer values from scalars or arrays, with llama.cpp's defaults where a key is absent."""
     try:
         arch = str(meta["general.architecture"])
     except KeyError:
         raise ShapeError(f"{where}: no general.architecture key; not a model GGUF") from None
 
-    def get(key: str, default: object = None) -> object:
+    def get(key: str, default: Any = None) -> Any:
         found = meta.get(f"{arch}.{key}", meta.get(f"dflash.{key}", default))
         if found is None:
             raise ShapeError(f"{where}: the header has no {arch}.{key}, which the memory plan needs")
@@ -121,7 +122,7 @@ def shape_from_metadata(meta: dict[str, object], where: str) -> ModelShape:
     layers = int(get("block_count"))
     embedding = int(get("embedding_length"))
 
-    def per_layer(value: object) -> list[int]:
+    def per_layer(value: Any) -> list[int]:
         return [int(v) for v in value] if isinstance(value, list) else [int(value)] * layers
 
     heads = per_layer(get("attention.head_count"))
@@ -131,7 +132,7 @@ def shape_from_metadata(meta: dict[str, object], where: str) -> ModelShape:
     window = int(meta.get(f"{arch}.attention.sliding_window", 0) or 0)
     swa = _swa_layers(meta.get(f"{arch}.attention.sliding_window_pattern"), layers, window)
     key_swa = meta.get(f"{arch}.attention.key_length_swa")
-    value_swa = meta.get(f"{arch}.attention.value_length_swa", key_swa)
+    value_swa: Any = meta.get(f"{arch}.attention.value_length_swa", key_swa)
     if key_swa is not None:  # sliding-window layers have their own head sizes (Gemma 4: 256 vs 512)
         key_length = [int(key_swa) if s else k for k, s in zip(key_length, swa)]
         value_length = [int(value_swa) if s else v for v, s in zip(value_length, swa)]

@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
 import yaml
 from pydantic import BaseModel
+
+from inference.paths import config_dir
 
 Source = Literal["bundled", "user", "project"]
 
@@ -62,7 +63,7 @@ class SkillError(ValueError):
 def default_user_dirs() -> list[Path]:
     """User skill folders, lowest precedence first: ours, then the cross-client and Claude conventions."""
     home = Path.home()
-    return [Path(platformdirs.user_config_dir("dflash-agent")) / "skills", home / ".agents" / "skills",
+    return [config_dir() / "skills", home / ".agents" / "skills",
             home / ".claude" / "skills"]
 
 

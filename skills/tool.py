@@ -22,6 +22,7 @@ class ActivateSkillTool(Tool):
     name = "activate_skill"
     description = "Load the full instructions of a skill, and the list of its files."
     Params = ActivateParams
+    read_only = True
 
     def __init__(self, catalog: SkillCatalog):
         self.catalog = catalog

@@ -10,6 +10,18 @@ import pytest
 from inference.backend import CUT, Completion, Message, Sampling, Timings
 
 
+# Fixtures that fetch the real model or compile llama-server: a test using one (directly or through another
+# fixture) is `slow`, as is every `model` test.
+SLOW_FIXTURES = {"qwen_path", "embedded", "engine"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests the fast tier (`-m "not slow"`) leaves out, so a new model or engine test needs no marker."""
+    for item in items:
+        if item.get_closest_marker("model") or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def qwen_path() -> Path:
     from inference.fetch import fetch_model

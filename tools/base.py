@@ -6,6 +6,7 @@ commands all come back as an error `ToolResult` that tells the model what to fix
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,13 +54,38 @@ class ToolContext:
 
 
 class Tool(ABC):
-    name: ClassVar[str]
-    description: ClassVar[str]
-    Params: ClassVar[type[BaseModel]]
+    """Everything the rest of the program needs to know about a tool is declared here, by the tool: the
+    approval policy, the text protocol and the terminal prompt ask the tool, never a list of names."""
+
+    name: str  # class attributes, which a tool made at run time (MCP, skills) sets on the instance
+    description: str
+    Params: type[BaseModel]
     batchable: ClassVar[bool] = False  # True: the caller needs no result before its next call (file writes)
+    # Changes nothing (paths confined to the workspace): never asked about, allowed in approval mode never-ask.
+    read_only: ClassVar[bool] = False
+    # Parameters whose values are multi-line text (file contents): the text protocol shows them on lines of their own.
+    multiline_params: ClassVar[frozenset[str]] = frozenset()
+    preview_syntax: ClassVar[str] = "json"  # how the terminal highlights `preview`: a Pygments lexer name
+    server: str | None = None  # the MCP server a tool comes from (approval rules `mcp:SERVER`); None: built in
 
     @abstractmethod
     def run(self, params: Any, ctx: ToolContext) -> ToolResult: ...
+
+    def command(self, arguments: dict[str, Any]) -> str | None:
+        """The shell command this call would run, for the approval policy to analyse; None: it runs none."""
+        return None
+
+    def subject(self, arguments: dict[str, Any]) -> str:
+        """What the call is, in one line for messages: the tool and the path it works on."""
+        path = arguments.get("path")
+        return f"{self.name} {path}" if isinstance(path, str) else self.name
+
+    def preview(self, arguments: dict[str, Any], workspace: Path) -> str:
+        """What a person approving the call is shown (as is: the prompt makes hidden characters visible)."""
+        try:
+            return f"{self.name} {json.dumps(arguments, ensure_ascii=False, default=str)[:4000]}"
+        except (TypeError, ValueError):
+            return f"{self.name} {arguments!r}"[:4000]
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function schema the model sees."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import os
 import re
@@ -10,6 +11,7 @@ import secrets
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 import regex
 
@@ -21,6 +23,7 @@ from tools.workspace import iter_files, open_folder, relative, resolve_inside
 BINARY_SNIFF = 8192
 MAX_FILE_BYTES = 2_000_000
 SEARCH_SECONDS = 10.0
+MAX_PREVIEW_LINES = 200
 
 
 def read_text(path: Path, shown_as: str) -> str:
@@ -105,6 +108,7 @@ class ReadFileTool(Tool):
     name = "read_file"
     description = "Read a text file, optionally a range of lines."
     Params = ReadParams
+    read_only = True
 
     def run(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
         path = resolve_inside(ctx.workspace, params.path)
@@ -133,6 +137,15 @@ class WriteFileTool(Tool):
     description = "Create or overwrite a file with the given complete content."
     Params = WriteParams
     batchable = True
+    multiline_params = frozenset({"content"})
+    preview_syntax = "diff"
+
+    def preview(self, arguments: dict[str, Any], workspace: Path) -> str:
+        """The diff the write would make."""
+        path, content = arguments.get("path"), arguments.get("content")
+        if not isinstance(path, str):
+            return super().preview(arguments, workspace)
+        return diff_preview(path, current_text(workspace, path), content if isinstance(content, str) else "")
 
     def run(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
         refuse_when_read_only(ctx, params.path)
@@ -156,6 +169,18 @@ class EditFileTool(Tool):
     name = "edit_file"
     description = "Replace one exact occurrence of `old` with `new` in a file. Include enough context to be unique."
     Params = EditParams
+    multiline_params = frozenset({"old", "new"})
+    preview_syntax = "diff"
+
+    def preview(self, arguments: dict[str, Any], workspace: Path) -> str:
+        """The diff the edit would make, or the replacement itself when it would not apply."""
+        path, old, new = arguments.get("path"), arguments.get("old"), arguments.get("new")
+        if not isinstance(path, str):
+            return super().preview(arguments, workspace)
+        current = current_text(workspace, path)
+        if not (isinstance(old, str) and isinstance(new, str)) or current is None or current.count(old) != 1:
+            return f"edit {path}: replace\n{old}\nwith\n{new}"
+        return diff_preview(path, current, current.replace(old, new, 1))
 
     def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
         refuse_when_read_only(ctx, params.path)
@@ -183,6 +208,25 @@ class EditFileTool(Tool):
         return ToolResult(output=f"edited {params.path} at line {line}")
 
 
+def current_text(workspace: Path, path: str) -> str | None:
+    """The text of a workspace file now, or None when it is absent or cannot be read."""
+    try:
+        resolved = resolve_inside(workspace, path)
+        return read_text(resolved, path) if resolved.is_file() else None
+    except (ToolError, OSError, ValueError):
+        return None
+
+
+def diff_preview(path: str, current: str | None, new: str) -> str:
+    """The unified diff from `current` (None: no such file) to `new`, cut at MAX_PREVIEW_LINES."""
+    diff = difflib.unified_diff((current or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                                fromfile=f"a/{path}" if current is not None else "/dev/null", tofile=f"b/{path}")
+    lines = [line if line.endswith("\n") else line + "\n" for line in diff]
+    if len(lines) > MAX_PREVIEW_LINES:
+        lines = lines[:MAX_PREVIEW_LINES] + [f"[... {len(lines) - MAX_PREVIEW_LINES} more diff lines]\n"]
+    return "".join(lines).rstrip("\n") or f"(no change to {path})"
+
+
 def _nearest_line_hint(text: str, old: str, show_whole_below: int = 80) -> str:
     """Help the model retry: point at a line that matches, or show a short file whole."""
     first = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
@@ -202,6 +246,7 @@ class ListFilesTool(Tool):
     name = "list_files"
     description = "List files under a folder recursively (respects .gitignore)."
     Params = ListParams
+    read_only = True
     max_entries = 300
 
     def run(self, params: ListParams, ctx: ToolContext) -> ToolResult:
@@ -225,6 +270,7 @@ class SearchTool(Tool):
     name = "search"
     description = "Search files for a regular expression (respects .gitignore); returns path:line: text."
     Params = SearchParams
+    read_only = True
     max_matches = 100
 
     def run(self, params: SearchParams, ctx: ToolContext) -> ToolResult:

@@ -120,6 +120,8 @@ class MCPTool(Tool):
     """One remote tool. The hub is asked at call time, so a server that dropped the tool gets a clear error.
     Raises `UnusableTool` when its schema cannot be offered."""
 
+    server: str
+
     def __init__(self, hub: MCPHub, server: str, spec: MCPToolSpec):
         self.hub, self.server, self.remote_name = hub, server, spec.name
         self.name = sanitize_name(f"{server}__{spec.name}")

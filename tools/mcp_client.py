@@ -19,11 +19,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, Tool as MCPToolSpec
 from pydantic import BaseModel
 
+from inference.paths import APP, app_version
 from tools.mcp_config import MCPServerConfig
 from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_stdio_client
 from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
-CLIENT_INFO = Implementation(name="dflash-agent", version="0.1")
+CLIENT_INFO = Implementation(name=APP, version=app_version())
 
 
 class MCPCallError(RuntimeError):
@@ -35,7 +36,6 @@ class ServerStatus(BaseModel):
     state: Literal["ready", "failed"]
     detail: str  # the protocol version when ready; the cause and the fix when failed
     tools: list[str] = []
-    launch: str = ""
     log: str | None = None
 
 
@@ -54,8 +54,7 @@ class _Connection:
         ok = self.client is not None and self.error is None
         detail = self.client.protocol_version if ok and self.client else (self.error or "not started")
         return ServerStatus(name=self.config.name, state="ready" if ok else "failed", detail=str(detail),
-                            tools=[t.name for t in self.tools], launch=self.config.launch_line(),
-                            log=str(self.log_path) if self.log_path else None)
+                            tools=[t.name for t in self.tools], log=str(self.log_path) if self.log_path else None)
 
     def log_tail(self, lines: int = 8) -> str:
         if not self.log_path or not self.log_path.is_file():
@@ -142,8 +141,9 @@ class MCPHub:
         except TimeoutError:
             conn.error = (f"did not answer within {timeout:.0f} s of starting (a hung or very slow server); "
                           f"check `{conn.config.launch_line()}` by hand, or raise startup_timeout{conn.log_tail()}")
-            conn.task.cancel()
-            await asyncio.gather(conn.task, return_exceptions=True)
+            if conn.task is not None:
+                conn.task.cancel()
+                await asyncio.gather(conn.task, return_exceptions=True)
 
     async def _stop_all(self) -> None:
         for conn in self._connections.values():
@@ -178,7 +178,7 @@ class MCPHub:
     async def _transport(self, conn: _Connection, stack: AsyncExitStack):
         config = conn.config
         if config.transport == "stdio":
-            errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None
+            errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None  # noqa: SIM115 - the stack closes it
             wrapped = self._wrap(config)
             stack.callback(wrapped.cleanup)
             params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:],
@@ -217,6 +217,8 @@ class MCPHub:
     async def _watch_changes(self, conn: _Connection) -> None:
         """2026-era servers announce tool changes on a `subscriptions/listen` stream; older ones notify
         through `message_handler`. Either way the tool list is fetched again."""
+        if conn.client is None:
+            return
         try:
             async with conn.client.listen(tools_list_changed=True) as subscription:
                 async for _ in subscription:

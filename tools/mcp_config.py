@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -123,15 +124,15 @@ def _hash_file(path: Path, digest: Any, budget: list[int]) -> None:
         digest.update(f"unreadable {exc.errno}".encode())
 
 
-def expand(value: str, environ: dict[str, str] | None = None) -> str:
+def expand(value: str, environ: Mapping[str, str] | None = None) -> str:
     """`${VAR}` / `${VAR:-default}` / `${env:VAR}` from the environment; an unset variable without a
     default is an error naming it (a server started with an empty token fails in confusing ways)."""
-    environ = os.environ if environ is None else environ
+    env: Mapping[str, str] = os.environ if environ is None else environ
 
     def substitute(match: re.Match) -> str:
         name, default = match.group(1), match.group(2)
-        if name in environ:
-            return environ[name]
+        if name in env:
+            return env[name]
         if default is not None:
             return default
         raise MCPConfigError(f"${{{name}}} is not set; export {name}=... or give a default: ${{{name}:-value}}")
@@ -166,7 +167,7 @@ def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "
             cwd=expand(str(raw["cwd"]), environ) if raw.get("cwd") else None,
             url=expand(str(raw["url"]), environ) if transport != "stdio" else None,
             headers={str(k): expand(str(v), environ) for k, v in (raw.get("headers") or {}).items()},
-            startup_timeout=float(raw.get("startup_timeout", raw.get("timeout", 20.0))),
+            startup_timeout=float(raw["startup_timeout"] if "startup_timeout" in raw else raw.get("timeout", 20.0)),
             tool_timeout=float(raw.get("tool_timeout", 120.0)),
             disabled=bool(raw.get("disabled", False)) or raw.get("enabled") is False,
             origin=origin,
@@ -231,7 +232,7 @@ def load_servers(user_file: Path, project: Path | None = None, environ: dict[str
         for name, raw in entries.items():
             try:
                 entry = parse_entry(name, raw, str(path), scope, environ)
-                if scope == "project":
+                if scope == "project" and project is not None:
                     entry.root = str(project.resolve())
                     entry.cwd = str(project / (entry.cwd or "."))  # relative paths mean the project's
                 found[name] = entry

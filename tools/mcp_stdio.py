@@ -43,13 +43,15 @@ async def capped_stdio_client(server: StdioServerParameters, errlog: IO[str] | N
     """Like `mcp.client.stdio.stdio_client` (same environment rules), with a bound on each message."""
     process = await anyio.open_process([server.command, *server.args], env=get_default_environment() | (server.env or {}),
                                        cwd=server.cwd, stderr=_stderr(errlog), start_new_session=True)
+    assert process.stdout is not None and process.stdin is not None  # opened as pipes
+    stdout, stdin = process.stdout, process.stdin
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def reader() -> None:
         async with read_writer:
             try:
-                async for message in _messages(process.stdout, max_bytes):
+                async for message in _messages(stdout, max_bytes):
                     await read_writer.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
@@ -59,7 +61,7 @@ async def capped_stdio_client(server: StdioServerParameters, errlog: IO[str] | N
             try:
                 async for message in write_reader:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await process.stdin.send(data.encode())
+                    await stdin.send(data.encode())
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 await read_writer.aclose()
 
@@ -90,7 +92,8 @@ async def _stop(process: anyio.abc.Process) -> None:
     """As the spec orders it: close stdin (a well-behaved server exits), then SIGTERM, then SIGKILL, each to
     the server's whole process group (`npx`/`uvx` start the real server as a child)."""
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await process.stdin.aclose()
+        if process.stdin is not None:
+            await process.stdin.aclose()
     for signum in (None, signal.SIGTERM, signal.SIGKILL):
         if signum is not None:
             with suppress(ProcessLookupError, PermissionError):

@@ -308,7 +308,7 @@ class ProcessLimiter:
     def prepare(self, limit: int) -> tuple[list[str], Callable[[], None]]:
         if limit <= 0 or self.kind == "none":
             return [], _nothing
-        if self.kind in ("cgroup-v1", "cgroup-v2"):
+        if self.kind in ("cgroup-v1", "cgroup-v2") and self.parent is not None:
             group = self.parent / f"dflash-agent-{os.getpid()}-{next(_group_ids)}"
             try:
                 group.mkdir()
@@ -545,14 +545,15 @@ def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None,
         end_processes()
         end_memory()
 
-    done = {"cleanup": cleanup, "out_of_memory": out_of_memory}
     if policy.mode == "full-access":
-        return WrappedCommand([*limits, *argv], sandboxed=False, **done)
+        return WrappedCommand([*limits, *argv], sandboxed=False, cleanup=cleanup, out_of_memory=out_of_memory)
     probe = probe_bwrap()
-    if not probe.ok:
-        return WrappedCommand([*limits, *argv], sandboxed=False, warning=_warn_once(probe), **done)
+    if not probe.ok or probe.path is None:
+        return WrappedCommand([*limits, *argv], sandboxed=False, warning=_warn_once(probe), cleanup=cleanup,
+                              out_of_memory=out_of_memory)
     inner = bwrap_argv(probe.path, list(argv), workspace, policy, home, sized_tmp=probe.sized_tmp)
-    return WrappedCommand([*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, **done)
+    return WrappedCommand([*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, cleanup=cleanup,
+                          out_of_memory=out_of_memory)
 
 
 def resource_limits(policy: SandboxPolicy) -> list[str]:

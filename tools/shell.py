@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import signal
 import subprocess
@@ -10,7 +11,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
@@ -41,9 +42,6 @@ def command_environment(allow: Iterable[str] = (), extra: dict[str, str] | None 
             env[name] = value
     env.update(extra or {})
     return env
-
-
-scrubbed_environment = command_environment  # the former name
 
 
 def _is_pattern(name: str) -> bool:
@@ -128,7 +126,7 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbo
         out_of_memory = wrapped.out_of_memory()
         wrapped.cleanup()  # kills what is left in the command's process cgroup, if it has one
     reader.join(timeout=2)
-    if reader.is_alive():  # something escaped the group and holds the pipe open
+    if reader.is_alive() and proc.stdout is not None:  # something escaped the group and holds the pipe open
         proc.stdout.close()
     exit_code = None if timed_out else proc.returncode
     output = captured.text()
@@ -144,7 +142,8 @@ def run_command(command: str, cwd: Path, timeout: float, max_output: int, sandbo
     )
 
 
-def _pump(proc: subprocess.Popen, captured: CappedOutput) -> None:
+def _pump(proc: subprocess.Popen[bytes], captured: CappedOutput) -> None:
+    assert isinstance(proc.stdout, io.BufferedReader)  # stdout=PIPE, binary
     try:
         while chunk := proc.stdout.read1(65536):
             captured.add(chunk)
@@ -172,6 +171,17 @@ class BashTool(Tool):
         "the command ends."
     )
     Params = BashParams
+    preview_syntax = "bash"
+
+    def command(self, arguments: dict[str, Any]) -> str | None:
+        command = arguments.get("command")
+        return command if isinstance(command, str) else None
+
+    def subject(self, arguments: dict[str, Any]) -> str:
+        return self.command(arguments) or self.name
+
+    def preview(self, arguments: dict[str, Any], workspace: Path) -> str:
+        return self.command(arguments) or super().preview(arguments, workspace)
 
     def run(self, params: BashParams, ctx: ToolContext) -> ToolResult:
         limit = ctx.policy.command_timeout

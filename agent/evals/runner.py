@@ -108,6 +108,7 @@ def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend | No
             from agent.evals.single_reply import single_reply
 
             prepare_repository(task, work, config)
+            assert backend is not None, "a backend is opened for every mode but command"
             result = single_reply(task, work, config, backend)
         elif task.workflow == "run":
             prepare_repository(task, work, config)

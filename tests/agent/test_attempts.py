@@ -3,9 +3,9 @@ loop logic is under test here; whether attempts raise the real model's pass rate
 
 from __future__ import annotations
 
-import git
 from pathlib import Path
 
+import git
 import pytest
 
 from agent import attempts
@@ -30,6 +30,7 @@ def short_attempts(monkeypatch):
     monkeypatch.setattr(attempts, "MIN_STEPS", 2)
 
 
+@pytest.mark.slow
 def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_with_a_note(scripted, tmp_path):
     repo = make_repo(tmp_path / "r")
     start_files = {"a.py", "keep.txt", ".gitignore"}
@@ -52,6 +53,7 @@ def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_w
     assert recorded.messages[0].role == "system" and "earlier attempt" in recorded.messages[1].content
 
 
+@pytest.mark.slow
 def test_a_finished_first_attempt_is_the_only_one(scripted, tmp_path):
     make_repo(tmp_path / "r")
     backend = scripted([GOOD, FINISH])
@@ -59,6 +61,7 @@ def test_a_finished_first_attempt_is_the_only_one(scripted, tmp_path):
     assert result.run.status == "finished" and len(backend.calls) == 2
 
 
+@pytest.mark.slow
 def test_a_new_project_goes_back_to_its_empty_start_between_attempts(scripted, tmp_path):
     backend = scripted([SCRAP, BAD, FINISH, GOOD, FINISH])
     result = new_project(tmp_path / "p", "A Python module calc.py with double(x), with pytest tests.",

@@ -23,6 +23,7 @@ def home(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_add_list_test_remove_a_user_server(home):
     added = runner.invoke(app, ["mcp", "add", "release", "-e", "RELEASE_VERSION=${RV:-1.0}", "--", sys.executable, str(EXAMPLE)])
     assert added.exit_code == 0, added.output
@@ -40,6 +41,7 @@ def test_add_list_test_remove_a_user_server(home):
     assert missing.exit_code == 1 and "no MCP server named 'release'" in missing.output
 
 
+@pytest.mark.slow
 def test_project_server_is_refused_until_approved(home):
     (home / ".mcp.json").write_text(json.dumps({"mcpServers": {"release": {"command": sys.executable, "args": [str(EXAMPLE)]}}}))
     refused = runner.invoke(app, ["mcp", "test", "release"])

@@ -92,6 +92,7 @@ def repository(path: Path, project_config: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_project_file_cannot_send_the_users_key_or_open_the_sandbox(home):
     marker = home / "outside" / "escaped"
     marker.parent.mkdir()

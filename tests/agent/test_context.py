@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.context import TRIMMED, trim_observations
+from agent.context import trim_observations
+from agent.texts import TRIMMED
 from agent.loop import Agent
 from inference.backend import ContextOverflow, Message
 from tools.base import ToolContext

@@ -191,6 +191,7 @@ def check(result: ParseResult) -> None:
         assert isinstance(error, str) and error.strip()
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
 @given(RANDOM_TEXT)
 def test_parse_text_never_raises_on_random_text(text):
@@ -199,6 +200,7 @@ def test_parse_text_never_raises_on_random_text(text):
         check(TextProtocol().parse(Completion(text=text), TOOLBOX))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
 @given(near_valid_reply())
 def test_parse_text_never_raises_on_near_valid_calls(text):
@@ -209,6 +211,7 @@ def test_parse_text_never_raises_on_near_valid_calls(text):
             assert call.name in NAMES or '"' in text  # XML calls only name real tools; JSON may name anything
 
 
+@pytest.mark.slow
 @settings(max_examples=300, **SETTINGS)
 @given(st.lists(xml_call(clean=True), min_size=1, max_size=4), st.text(st.characters(codec=None, exclude_characters="<`{"), max_size=20))
 def test_well_formed_xml_calls_come_back_exactly(calls, prose):
@@ -219,6 +222,7 @@ def test_well_formed_xml_calls_come_back_exactly(calls, prose):
         assert [(c.name, c.arguments) for c in result.calls] == [(name, args) for _, name, args in calls]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, **SETTINGS)
 @given(json_call(clean=True), st.sampled_from(["tool_call", "fenced", "bare"]), st.booleans())
 def test_well_formed_json_calls_come_back_exactly(call, form, ascii_only):
@@ -231,6 +235,7 @@ def test_well_formed_json_calls_come_back_exactly(call, form, ascii_only):
         assert [(c.name, c.arguments) for c in result.calls] == [(name, data["arguments"])]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
 @given(JSON_VALUE | json_call().map(lambda c: c[0]))
 def test_call_from_json_accepts_or_declines_any_json(data):
@@ -258,6 +263,7 @@ NATIVE_ARGUMENTS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
 @given(st.lists(st.builds(ToolCallRequest, id=st.text(max_size=5), name=st.sampled_from(NAMES) | st.text(ANY_CHAR, max_size=10),
                           arguments=NATIVE_ARGUMENTS), max_size=4),
@@ -274,6 +280,7 @@ def test_native_protocol_parse_never_raises(tool_calls, text):
         assert all(isinstance(m.content, str) for m in messages)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, **SETTINGS)
 @given(RANDOM_TEXT | near_valid_reply())
 def test_close_stopped_call_only_appends_a_closing_tag(text):
@@ -285,6 +292,7 @@ def test_close_stopped_call_only_appends_a_closing_tag(text):
         assert NativeProtocol().close_stopped_call(Completion(text=text), TOOLBOX).text == text
 
 
+@pytest.mark.slow  # counts what the (slow) properties above ran
 def test_each_property_ran_without_escapes():
     assert len(CASES) >= 8 and all(n > 0 for n in CASES.values())
     assert sum(ESCAPES.values()) == 0

@@ -60,6 +60,7 @@ def project(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_rewritten_server_script_is_not_started_without_new_approval(home):
     workspace = project(home / "p")
     approvals().approve(configured_servers(workspace).servers[0])
@@ -78,6 +79,7 @@ def test_a_rewritten_server_script_is_not_started_without_new_approval(home):
         assert len(tools) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not probe_bwrap().ok, reason="bubblewrap is not usable here")
 def test_a_project_server_runs_sandboxed_and_a_user_server_as_configured(home):
     workspace = project(home / "p")
@@ -118,6 +120,7 @@ class Notes:
         self.notes.append(text)
 
 
+@pytest.mark.slow
 def test_the_model_rewriting_the_server_in_a_run_stops_it_in_the_next(home, scripted):
     """The same through `run`: the model rewrites srv.py with write_file (committed on the run's branch);
     the next run does not start the rewritten server."""

@@ -74,6 +74,7 @@ def test_stdio_subprocess_runs_a_real_task_with_progress(tmp_path, qwen_path):
         assert "hello from mcp" in hello.read_text() and "+hello from mcp" in report["diff"]
 
 
+@pytest.mark.slow
 def test_http_needs_the_bearer_token(tmp_path):
     port = free_port()
     proc = subprocess.Popen([AGENT, "mcp", "serve", "--http", "--port", str(port), "--token", "t0ken", "--root", str(tmp_path)],
@@ -91,9 +92,9 @@ def test_http_needs_the_bearer_token(tmp_path):
         assert status == 401
 
         async def with_token():
-            async with httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http:
-                async with Client(streamable_http_client(url, http_client=http)) as client:
-                    return {t.name for t in (await client.list_tools()).tools}
+            async with (httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http,
+                        Client(streamable_http_client(url, http_client=http)) as client):
+                return {t.name for t in (await client.list_tools()).tools}
 
         assert "run_task" in anyio.run(with_token)
 

@@ -45,6 +45,7 @@ def project_with_server(path: Path, name: str, entry: dict) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_project_server_needs_approval_and_then_connects(isolated_user_dirs):
     project = project_with_server(isolated_user_dirs / "p", "release", {"command": sys.executable, "args": [str(EXAMPLE)]})
     notes: list[str] = []
@@ -62,6 +63,7 @@ def test_project_server_needs_approval_and_then_connects(isolated_user_dirs):
         assert tools == []
 
 
+@pytest.mark.slow
 def test_our_secrets_never_reach_a_server_unless_named(isolated_user_dirs, monkeypatch):
     script = isolated_user_dirs / "envdump.py"
     script.write_text(ENV_SERVER)

@@ -137,6 +137,7 @@ def test_write_refuses_to_overwrite_unless_forced(tmp_path):
     assert write_agents_md(tmp_path, force=True).read_text().startswith(f"# {tmp_path.name}")
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.parametrize("files, broken, command", [
     (NODE_PROJECT, ("sum.js", "a - b"), "npm test"),
@@ -152,6 +153,7 @@ def test_real_toolchains_verify_node_and_rust_projects(tmp_path, files, broken, 
     assert failing and not failing.passed and failing.exit_code != 0
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_stock_path_gets_a_venv_with_pytest_and_no_network_for_other_commands(tmp_path, monkeypatch):
     """PATH=/usr/bin:/bin: no `python`, and python3 has no pytest. The set-up makes .venv with pytest; the
@@ -170,6 +172,7 @@ def test_a_stock_path_gets_a_venv_with_pytest_and_no_network_for_other_commands(
     assert again.steps == [] and again.describe() == "nothing to install"
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_offline_without_a_local_copy_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")  # no local index or wheel folder from pip's config
@@ -179,6 +182,7 @@ def test_offline_without_a_local_copy_says_so(tmp_path, monkeypatch):
     assert report.problem and "offline" in report.problem and not any(s.network for s in report.steps)
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_node_dependencies_are_installed_then_served_from_the_cache_offline(tmp_path):
     """`npm install` (scripts off) with the network for that step only; the next project gets the same package

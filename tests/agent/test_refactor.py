@@ -101,6 +101,7 @@ def shops(tmp_path):
     return paths
 
 
+@pytest.mark.slow
 def test_a_verified_change_is_committed_and_a_failing_one_leaves_main_untouched(scripted, shops, tmp_path):
     start = {str(p): git.Repo(p).head.commit.hexsha for p in shops}
     before = {str(p): files_on(git.Repo(p), "main") for p in shops}
@@ -121,6 +122,7 @@ def test_a_verified_change_is_committed_and_a_failing_one_leaves_main_untouched(
     check_report_is_true(report, start)
 
 
+@pytest.mark.slow
 def test_attempts_that_were_all_undone_are_a_failure_not_unchanged(scripted, shops):
     """The legacy shop's change fails its tests; the next attempt starts from the undone state and changes
     nothing: the repo failed (its attempts stay inspectable), it was not left alone."""
@@ -133,6 +135,7 @@ def test_attempts_that_were_all_undone_are_a_failure_not_unchanged(scripted, sho
     assert any(r.path.startswith(ATTEMPTS_REF) for r in repo.refs), "the undone attempts stay inspectable"
 
 
+@pytest.mark.slow
 def test_custom_verify_command_and_unchanged_repos(scripted, shops):
     start = {str(p): git.Repo(p).head.commit.hexsha for p in shops}
     verify = "grep -rq compute_total shop && ! grep -rq calc_total shop"
@@ -146,6 +149,7 @@ def test_custom_verify_command_and_unchanged_repos(scripted, shops):
     check_report_is_true(idle, start)
 
 
+@pytest.mark.slow
 def test_a_dirty_repo_gets_its_work_back_and_errors_are_reported(scripted, shops, tmp_path):
     good = shops[0]
     (good / "shop" / "pricing.py").write_text(SHOP["shop/pricing.py"] + "# my note\n")
@@ -159,6 +163,7 @@ def test_a_dirty_repo_gets_its_work_back_and_errors_are_reported(scripted, shops
     assert missing.status == "error" and "not a git repository" in missing.reason
 
 
+@pytest.mark.slow
 def test_parallel_runs_repos_at_once_with_a_backend_per_repo(scripted, tmp_path):
     paths = []
     for i in range(3):
@@ -182,6 +187,7 @@ def test_parallel_runs_repos_at_once_with_a_backend_per_repo(scripted, tmp_path)
     assert [Path(r.repo).name for r in report.repos] == ["s0", "s1", "s2"], "the report keeps the given order"
 
 
+@pytest.mark.slow
 def test_report_files_and_cli(scripted, shops, tmp_path, monkeypatch):
     report = refactor(INSTRUCTION, shops, Config(max_steps=3), backends=lambda: scripted(rename_replies()))
     json_path, md_path = write_report(report, tmp_path / "out")
@@ -198,6 +204,7 @@ def test_report_files_and_cli(scripted, shops, tmp_path, monkeypatch):
     assert none.exit_code == 1 and "no repositories" in none.output
 
 
+@pytest.mark.slow
 def test_refactor_cli_runs_the_repos_and_writes_the_report(scripted, shops, tmp_path, monkeypatch):
     import agent.refactor
 
@@ -229,6 +236,7 @@ RUST_SHOP = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files, old, new, command", [
     (NODE_SHOP, "calcTotal", "computeTotal", "npm test"),
     (RUST_SHOP, "calc_total", "compute_total", "cargo test"),
@@ -308,7 +316,7 @@ def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
 
 
 def test_a_profile_server_gets_one_slot_per_parallel_repo():
-    from agent.refactor import slotted
+    from agent.runtime import slotted
     from inference.profiles import BUILTIN_PROFILES
 
     base = BUILTIN_PROFILES["qwen-cpu"]

@@ -170,6 +170,30 @@ def test_tool_output_cannot_forge_a_turn_with_control_tokens():
     assert "a <|> b <| c" in TextProtocol().observations([(call, haskell)], [])[0].content
 
 
+def test_the_text_protocol_lays_out_the_parameters_each_tool_declares_multiline():
+    from pydantic import BaseModel, Field
+
+    from tools.base import Tool
+
+    class NoteParams(BaseModel):
+        title: str = Field(description="One line.")
+        body: str = Field(description="Many lines.")
+
+    class Note(Tool):
+        name = "note"
+        description = "keeps a note"
+        Params = NoteParams
+        multiline_params = frozenset({"body"})
+
+        def run(self, params, ctx):
+            return ToolResult(output="kept")
+
+    shown = TextProtocol().instructions(Toolbox([Note(), *file_tools()]))
+    assert "<title>One line</title>" in shown and "<body>\nMany lines\n</body>" in shown
+    assert "<content>\nThe complete new file content\n</content>" in shown  # write_file declares `content`
+    assert "<path>File path relative to the project root</path>" in shown
+
+
 def test_an_invented_tool_tag_is_answered_with_the_list_of_tools():
     from agent.loop import FinishTool
     from tools.files import file_tools

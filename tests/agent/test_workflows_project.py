@@ -32,6 +32,7 @@ def observations(backend) -> str:
     return "\n".join(m.content for m in backend.calls[-1]["messages"] if m.role != "system")
 
 
+@pytest.mark.slow
 def test_python_on_a_stock_path_gets_its_own_venv(tmp_path, monkeypatch, scripted):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `python`, and python3 has no pytest
     backend = scripted([reply(CALC, "python -m pytest -q", "which python", NO_NETWORK), FINISH])
@@ -51,6 +52,7 @@ def test_python_on_a_stock_path_gets_its_own_venv(tmp_path, monkeypatch, scripte
     assert "Environment: .venv (python3 -m venv .venv), pytest into .venv" in repo.head.commit.message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prompt, files, command, run", [
     ("A small Node.js module sum.js exporting sum(a, b), tested with node --test.", NODE_PROJECT, "npm test",
      "node --test"),

@@ -67,6 +67,7 @@ def hostile(tmp_path, monkeypatch):
     outside.unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 def test_a_hostile_test_file_runs_inside_the_sandbox_at_finish_and_at_the_end(hostile, scripted):
     repo_dir, home, outside, marker = hostile
     source = HOSTILE_TEST.format(outside=str(outside), marker=marker)

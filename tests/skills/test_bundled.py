@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from skills.loader import discover_skills
 
 CALC = '''\
@@ -27,6 +29,7 @@ def pytest_in(folder) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_typer_skill_example_passes_its_own_tests(tmp_path):
     cli, tests = code_blocks(discover_skills(user_dirs=[]).get("typer-cli").body)
     (tmp_path / "cli.py").write_text(cli)
@@ -37,6 +40,7 @@ def test_typer_skill_example_passes_its_own_tests(tmp_path):
     assert run.stdout.strip() == "HELLO ANN"
 
 
+@pytest.mark.slow
 def test_pytest_skill_template_passes_against_a_calc_module(tmp_path):
     skill = discover_skills(user_dirs=[]).get("python-pytest-project")
     (tmp_path / "calc.py").write_text(CALC)
@@ -58,6 +62,7 @@ def test_node_skill_example_passes_with_node_test(tmp_path):
     assert result.returncode == 0 and "# pass 2" in result.stdout and "# fail 0" in result.stdout, result.stdout
 
 
+@pytest.mark.slow  # compiles Rust
 def test_rust_skill_example_passes_with_cargo_test(tmp_path):
     body = discover_skills(user_dirs=[]).get("rust-cargo-project").body
     (manifest,), (lib,) = fenced(body, "toml"), fenced(body, "rust")

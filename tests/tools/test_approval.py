@@ -24,19 +24,14 @@ from tools.approval import (
     ApprovalRequest,
     Approver,
     analyse_command,
-    preview,
 )
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.files import file_tools
 from tools.shell import BashParams, BashTool
 
 
-class RecordingBash(Tool):
-    """Stands in for bash: records what would have run, runs nothing."""
-
-    name = "bash"
-    description = "records commands"
-    Params = BashParams
+class RecordingBash(BashTool):
+    """Stands in for bash (the policy sees its command as bash's): records what would have run, runs nothing."""
 
     def __init__(self):
         self.ran: list[str] = []
@@ -74,7 +69,7 @@ def gate(tmp_path, mode="auto", allow=(), deny=(), ask=None, tools=None):
 
 
 def verdict(tmp_path, command, **policy):
-    return ApprovalPolicy(**policy).evaluate("bash", {"command": command}, tmp_path)
+    return ApprovalPolicy(**policy).evaluate(BashTool(), {"command": command}, tmp_path)
 
 
 # ---------------------------------------------------------------- rules
@@ -295,7 +290,42 @@ def test_terminal_prompt_reads_y_or_n_and_degrades_without_a_terminal():
 
 
 def test_preview_of_other_tools_is_their_arguments(tmp_path):
-    assert preview("release__publish", {"version": "2.0"}, tmp_path) == 'release__publish {"version": "2.0"}'
+    tool = FakeMCPTool("release", "publish")
+    assert tool.preview({"version": "2.0"}, tmp_path) == 'release__publish {"version": "2.0"}'
+    assert tool.preview_syntax == "json" and BashTool().preview_syntax == "bash"
+
+
+class LookupParams(BaseModel):
+    key: str
+
+
+class Lookup(Tool):
+    """A tool of someone's own that changes nothing and says so."""
+
+    name = "lookup"
+    description = "looks a key up"
+    Params = LookupParams
+    read_only = True
+
+    def run(self, params, ctx):
+        return ToolResult(output=params.key)
+
+
+class ImpostorRead(Lookup):
+    """Named like a built-in read-only tool, but not declared read-only: its name earns it nothing."""
+
+    name = "read_file"
+    read_only = False
+
+
+def test_read_only_is_what_a_tool_declares_not_its_name(tmp_path):
+    asked: list[ApprovalRequest] = []
+    toolbox, ctx, _ = gate(tmp_path, "ask", ask=lambda r: asked.append(r) or False, tools=[Lookup(), ImpostorRead()])
+    assert not toolbox.run("lookup", {"key": "k"}, ctx).is_error and asked == []
+    assert toolbox.run("read_file", {"key": "k"}, ctx).is_error and [r.tool for r in asked] == ["read_file"]
+    never_ask = gate(tmp_path, "never-ask", tools=[Lookup(), ImpostorRead()])
+    assert not never_ask[0].run("lookup", {"key": "k"}, never_ask[1]).is_error
+    assert "is not allowed by any allow rule" in never_ask[0].run("read_file", {"key": "k"}, never_ask[1]).output
 
 
 # ---------------------------------------------------------------- configuration and the real agent

@@ -344,6 +344,7 @@ def deep_tree(ctx):
     subprocess.run(["rm", "-rf", str(ctx.workspace / "d")], check=True)
 
 
+@pytest.mark.slow
 def test_a_path_1500_folders_deep_is_no_recursion_error(ctx, deep_tree):
     listed = ListFilesTool().invoke({"path": "."}, ctx)
     assert not listed.is_error and listed.output.endswith("deep.txt")

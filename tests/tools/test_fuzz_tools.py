@@ -221,6 +221,7 @@ def file_arguments(arena: Arena) -> dict[str, st.SearchStrategy]:
 READS = {"read_file", "list_files", "search", "activate_skill", "finish"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file", "list_files", "search", "finish", "activate_skill"])
 def test_file_and_builtin_tools_never_raise_or_escape(tool, arena, tools):
     fields = file_arguments(arena)[tool]
@@ -269,6 +270,7 @@ SAFE_ARGS = st.lists(st.sampled_from(list("abc012 ._-/é\"'\\;|()#*?~") + ["\x00
                                                                           "..", "link_out", "link_loop"]), max_size=8).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(command=st.lists(st.tuples(SAFE_WORDS, SAFE_ARGS), min_size=1, max_size=3).map(
            lambda parts: " ; ".join(f"{w} {a}" for w, a in parts)),
@@ -279,6 +281,7 @@ def test_bash_never_raises_with_harmless_commands(arena, tools, command, timeout
     run_case(arena, tools, "bash", arguments, gated, reads=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, **SETTINGS)
 @given(command=st.lists(ANY_CHAR | st.sampled_from(["rm -rf ", "$(", "`", "<<EOF\n", "\nEOF\n", " | ", " && ", "'", '"', "(",
                                                     ")", "cd ", "git push -f", "find / -delete", "bash -c ", "../", "~", "*",
@@ -292,16 +295,14 @@ def test_approval_policy_never_raises_on_any_command(arena, command, mode, rules
         analysis = analyse_command(command, arena.workspace)
         assert all(d.reason and isinstance(d.command, str) for d in analysis.dangers)
         policy = ApprovalPolicy(mode=mode, allow=rules, deny=rules[:1])
-        verdict = policy.evaluate("bash", {"command": command}, arena.workspace)
+        verdict = policy.evaluate(tools_bash_stub, {"command": command}, arena.workspace)
         assert verdict.action in ("allow", "ask", "refuse") and verdict.reason
         decision = Approver(policy, ask=lambda request: False).review(tools_bash_stub, {"command": command}, arena.workspace)
         assert decision.reason and (decision.allowed or decision.reason.startswith(("refused", "refused:")))
 
 
-class _BashStub(Tool):
-    name = "bash"
-    description = "never runs"
-    Params = BashTool.Params
+class _BashStub(BashTool):
+    """Bash as the policy sees it (its command is analysed), never run."""
 
     def run(self, params, ctx):  # pragma: no cover - the policy test never runs tools
         raise AssertionError("must not run")
@@ -310,6 +311,7 @@ class _BashStub(Tool):
 tools_bash_stub = _BashStub()
 
 
+@pytest.mark.slow  # counts what the (slow) fuzz tests above ran
 def test_fuzzing_ran_and_nothing_escaped():
     assert sum(ESCAPES.values()) == 0
     expected = {"read_file", "write_file", "edit_file", "list_files", "search", "finish", "activate_skill", "bash", "approval policy"}

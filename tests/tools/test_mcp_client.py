@@ -43,6 +43,7 @@ def everything_js() -> Path:
     return script
 
 
+@pytest.mark.slow
 def test_example_server_over_stdio_maps_every_result_kind(tmp_path):
     ctx = ToolContext(tmp_path)
     with MCPHub([stdio("release", sys.executable, str(EXAMPLE), env={"RELEASE_VERSION": "9.9.0"})], tmp_path / "logs") as hub:
@@ -67,6 +68,7 @@ def test_example_server_over_stdio_maps_every_result_kind(tmp_path):
         assert missing.is_error and "days" in missing.output
 
 
+@pytest.mark.slow
 def test_tool_list_change_is_picked_up(tmp_path):
     with MCPHub([stdio("release", sys.executable, str(EXAMPLE))], tmp_path) as hub:
         tools = by_name(hub)
@@ -79,6 +81,7 @@ def test_tool_list_change_is_picked_up(tmp_path):
         assert "release__hotfix_version" in by_name(hub)
 
 
+@pytest.mark.slow
 def test_crashing_and_hanging_servers_are_reported_and_skipped(tmp_path):
     crash = stdio("crash", sys.executable, "-c", "import sys; print('config error: API_TOKEN missing', file=sys.stderr); sys.exit(3)")
     hang = stdio("hang", sys.executable, "-c", "import time; time.sleep(120)", startup_timeout=3)
@@ -98,6 +101,7 @@ def test_crashing_and_hanging_servers_are_reported_and_skipped(tmp_path):
     assert leftover.strip() == "", "the hung server was not stopped"
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_mid_run_gives_an_error_result(tmp_path):
     with MCPHub([stdio("release", sys.executable, str(EXAMPLE))], tmp_path) as hub:
         tools = by_name(hub)
@@ -107,6 +111,7 @@ def test_a_server_that_dies_mid_run_gives_an_error_result(tmp_path):
         assert result.is_error and "release" in result.output
 
 
+@pytest.mark.slow
 def test_example_server_over_streamable_http(tmp_path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--http", str(port)], stderr=subprocess.DEVNULL)
@@ -126,6 +131,7 @@ def test_example_server_over_streamable_http(tmp_path):
         proc.wait(10)
 
 
+@pytest.mark.slow
 def test_mcp_server_time_from_pypi(tmp_path):
     binary = Path(sys.executable).parent / "mcp-server-time"
     with MCPHub([stdio("time", str(binary), "--local-timezone", "UTC")], tmp_path) as hub:
@@ -138,6 +144,7 @@ def test_mcp_server_time_from_pypi(tmp_path):
         assert bad.is_error
 
 
+@pytest.mark.slow
 def test_mcp_server_git_from_pypi(tmp_path):
     repo = git.Repo.init(tmp_path / "r")
     (tmp_path / "r" / "a.txt").write_text("hello\n")
@@ -190,6 +197,7 @@ server.run()
 '''
 
 
+@pytest.mark.slow
 def test_a_tool_that_hangs_times_out_and_the_server_stays_usable(tmp_path):
     script = tmp_path / "slow_server.py"
     script.write_text(HANGING_TOOL_SERVER)

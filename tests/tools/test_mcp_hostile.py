@@ -71,6 +71,7 @@ def hostile(tmp_path: Path, name: str = "bash"):
     return parse_entry(name, {"command": sys.executable, "args": [str(script)]})
 
 
+@pytest.mark.slow
 def test_hostile_schemas_cost_only_their_tool(tmp_path, scripted):
     notes: list[str] = []
     reserved = {"bash", "read_file", "write_file", "finish"}
@@ -123,6 +124,7 @@ def test_a_reduced_schema_keeps_parameters_named_like_keywords():
     assert size < 2000
 
 
+@pytest.mark.slow
 def test_total_schema_budget_skips_what_does_not_fit(tmp_path):
     notes: list[str] = []
     with MCPHub([hostile(tmp_path, "h")], tmp_path / "logs") as hub:
@@ -143,6 +145,7 @@ def test_server_names_that_would_hide_built_ins_are_refused(tmp_path):
     assert len(loaded.problems) == 5 and all("is not usable" in p for p in loaded.problems)
 
 
+@pytest.mark.slow
 def test_a_50_mb_result_is_cut_at_the_client(tmp_path):
     with MCPHub([hostile(tmp_path, "h")], tmp_path / "logs") as hub:
         tools = {t.name: t for t in mcp_tools(hub)}
@@ -175,6 +178,7 @@ server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
 '''
 
 
+@pytest.mark.slow
 def test_a_50_mb_result_over_http_is_not_read_whole(tmp_path):
     """The SDK reads a JSON reply whole (it bounds SSE events only): ours stops at the limit."""
     script = tmp_path / "big_http.py"

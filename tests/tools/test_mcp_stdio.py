@@ -3,6 +3,8 @@ server returning 50 MB in test_mcp_hostile.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tools.mcp_stdio import OversizedMessage, oversized
 
 
@@ -45,6 +47,7 @@ server.run()
 '''
 
 
+@pytest.mark.slow
 def test_closing_stops_the_servers_children_too(tmp_path):
     """`npx`/`uvx` run the real server as a child: it must not outlive the run."""
     import sys

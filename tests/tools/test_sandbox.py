@@ -495,6 +495,7 @@ def test_private_tmp_has_a_size_cap(box):
     assert "No space left" in outcome.output
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.parametrize("runner", ["pytest", "node", "java", "cargo"])
 def test_toolchains_work_under_the_default_limits(box, runner, monkeypatch):

@@ -6,7 +6,7 @@ Modes:
 - `ask`: commands, file writes and edits and MCP tools are shown to a person (the exact command, or the
   diff, with hidden characters made visible) and run only after a yes; allow rules skip the question, deny
   rules and "no terminal" refuse.
-- `never-ask`: nobody is asked; a call runs only when an allow rule (or the read-only built-ins) covers it.
+- `never-ask`: nobody is asked; a call runs only when an allow rule covers it (or the tool is `read_only`).
 
 Rules are strings in the `allow` and `deny` lists; deny wins over allow:
 - `mcp:SERVER`: every tool of that MCP server (`mcp:release`); the same as the tool-name glob `release__*`.
@@ -24,16 +24,18 @@ person: refused in `auto` and `never-ask`, asked in `ask`, whatever the allow ru
 command line; it is not a sandbox (a script file the model wrote can still do anything the sandbox allows).
 
 Modules: policy (modes, rules applied, asking), rules (rule matching), analysis (the walk over the parse),
-bash_syntax (the parse and word values), wrappers (`sudo`, `env`, `xargs`...), dangers and git_dangers
-(what programs do), options (getopt-style options), paths (where paths point), code_check (inline
-interpreter code), preview (what a person sees).
+folders (`cd` followed), bash_syntax (the parse, its node types and word values), wrappers (`sudo`, `env`,
+`xargs`...), calls (what a simple command is), dangers (what programs do: the dispatch), file_dangers,
+interpreters and git_dangers (what file operations, code runners and git do), options (getopt-style options),
+paths (where paths point), code_check (inline interpreter code), preview (hidden characters made visible in
+what a person sees). What a call is (its command, whether it is read-only, its preview) each tool declares
+itself (tools/base.py `Tool`).
 """
 
 from tools.approval.analysis import Analysis, analyse_command
-from tools.approval.dangers import Danger
+from tools.approval.calls import Danger
 from tools.approval.policy import (
     ADVICE,
-    READ_ONLY_TOOLS,
     ApprovalPolicy,
     ApprovalRequest,
     Approver,
@@ -42,7 +44,7 @@ from tools.approval.policy import (
     Mode,
     Verdict,
 )
-from tools.approval.preview import preview, visible
+from tools.approval.preview import visible
 
-__all__ = ["ADVICE", "READ_ONLY_TOOLS", "Analysis", "ApprovalPolicy", "ApprovalRequest", "Approver", "Ask", "Danger",
-           "Decision", "Mode", "Verdict", "analyse_command", "preview", "visible"]
+__all__ = ["ADVICE", "Analysis", "ApprovalPolicy", "ApprovalRequest", "Approver", "Ask", "Danger",
+           "Decision", "Mode", "Verdict", "analyse_command", "visible"]

@@ -15,28 +15,34 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from tree_sitter import Node
 
 from tools.approval.bash_syntax import (
+    ARITHMETIC,
+    CONDITIONAL,
+    DATA,
+    DECLARATIONS,
+    EMBEDDED,
+    REDIRECTS,
+    SEQUENCES,
+    STATEMENTS,
+    SUBSTITUTIONS,
+    WORDS,
     Arg,
     Unknown,
+    first_error,
     parse,
     static_value,
     text,
     word_values,
 )
-from tools.approval.dangers import (
-    DOWNLOADERS,
-    Call,
-    Danger,
-    Kind,
-    assignment_dangers,
-    command_dangers,
-)
-from tools.approval.paths import normal, write_target_problem
+from tools.approval.calls import Call, Danger, Kind
+from tools.approval.dangers import DOWNLOADERS, assignment_dangers, command_dangers
+from tools.approval.folders import State, change_dir, merge, settle
+from tools.approval.paths import write_target_problem
 from tools.approval.wrappers import ASSIGNMENT, program_name, unwrap
 
 MAX_COMMAND_CHARS = 200_000
@@ -44,24 +50,6 @@ MAX_DEPTH = 40  # nested scripts, substitutions and compound commands
 MAX_PARTS = 50_000  # statements and words read, nested scripts included
 TIME_BUDGET_S = 5.0  # the check runs before the command's own timeout starts: it must end on its own
 
-SEQUENCES = {"program", "compound_statement", "do_group", "else_clause", "elif_clause"}
-CONDITIONAL = {"if_statement", "while_statement", "until_statement", "for_statement", "c_style_for_statement",
-               "case_statement", "case_item"}
-STATEMENTS = SEQUENCES | CONDITIONAL | {
-    "command", "list", "pipeline", "subshell", "redirected_statement", "negated_command", "function_definition",
-    "variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command", "ERROR",
-}
-EMBEDDED = (STATEMENTS | SEQUENCES) - {"variable_assignment", "variable_assignments", "test_command", "ERROR"}
-ARITHMETIC = {"binary_expression", "unary_expression", "postfix_expression", "parenthesized_expression",
-              "ternary_expression", "number", "variable_name"}  # `(( x = 1 ))`
-DATA = ARITHMETIC | {"variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command",
-        "comment"}
-REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
-WORDS = {"word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion",
-         "expansion", "command_substitution", "process_substitution", "arithmetic_expansion", "brace_expression",
-         "extglob_pattern", "regex", "comment", "array"}
-DECLARATIONS = {"export", "declare", "typeset", "readonly", "local"}  # reached as commands: `command export X=1`
-SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 JOINED_LINES = re.compile(r"[^\s\\]\\\n[^\s]")
 FORK_BOMB = re.compile(r"(?<![\w:.-])([\w:.-]{1,40})\s*\(\s*\)\s*\{[^}]{0,200}?\1\s*\|\s*\1")
 
@@ -70,12 +58,6 @@ FORK_BOMB = re.compile(r"(?<![\w:.-])([\w:.-]{1,40})\s*\(\s*\)\s*\{[^}]{0,200}?\
 class Analysis:
     commands: list[list[str]]  # every simple command's words (nested ones too), as written where not static
     dangers: list[Danger]
-
-
-@dataclass(frozen=True)
-class State:
-    cwd: Path | None  # where the next command runs; None: not known here
-    certain: bool = True  # False: a `cd` that may fail decided cwd; only `&&` keeps it past that statement
 
 
 class _Stop(Exception):
@@ -134,7 +116,7 @@ class _Walker:
             self.danger(source[:200], "joins a word across lines with a backslash, which this check does not model", "unchecked")
         root = parse(source.encode("utf-8", "surrogatepass"))
         if root.has_error:
-            bad = _first_error(root)
+            bad = first_error(root)
             where = f" near `{text(bad)[:40]}`" if bad is not None and text(bad).strip() else ""
             self.danger(source[:200], f"is not bash this check can parse{where}, so it cannot be checked", "unchecked")
         self.sequence(root, state, depth)
@@ -151,7 +133,7 @@ class _Walker:
             background = index + 1 < len(children) and children[index + 1].type == "&"
             after = self.statement(child, state, depth)
             if not background:
-                state = _settle(after)
+                state = settle(after)
         return state
 
     def statement(self, node: Node, state: State, depth: int, stdin: Arg | str = "inherited") -> State:
@@ -178,7 +160,7 @@ class _Walker:
         if kind in SEQUENCES:
             return self.sequence(node, state, depth + 1)
         if kind in CONDITIONAL:
-            return _merge(state, self.sequence(node, state, depth + 1))
+            return merge(state, self.sequence(node, state, depth + 1))
         if kind == "function_definition":
             for child in node.named_children:
                 if child.type not in ("word",):
@@ -198,8 +180,8 @@ class _Walker:
         """`a && b || c`: after `&&` the folder a `cd` reached holds; after `||` it may not."""
         items: list[tuple[str, Node]] = []
         while node.type == "list" and len(node.children) == 3:  # `a && b || c` nests to the left: walk it flat
-            left, op, right = node.children
-            items.append((op.type, right))
+            left, operator, right = node.children
+            items.append((operator.type, right))
             node = left
         items.append(("", node))
         items.reverse()
@@ -207,9 +189,9 @@ class _Walker:
         for op, item in items:
             if op == "||":
                 alternative = True
-                current = _merge(state, current)
+                current = merge(state, current)
             current = self.statement(item, current, depth)
-        return _merge(state, current) if alternative else current
+        return merge(state, current) if alternative else current
 
     def pipeline(self, items: list[Node], state: State, depth: int, first_stdin: Arg | str) -> None:
         """Each part runs in its own subshell; what a shell reads from a download is a downloaded script."""
@@ -237,7 +219,7 @@ class _Walker:
             elif op in ("|", "|&"):
                 self.statement(continuation, after, depth + 1, "pipe")
             else:
-                after = self.statement(continuation, after if op == "&&" else _settle(after), depth + 1)
+                after = self.statement(continuation, after if op == "&&" else settle(after), depth + 1)
         return after
 
     def redirect(self, node: Node, state: State, depth: int, stdin: Arg | str,
@@ -259,7 +241,7 @@ class _Walker:
             return "file" if op == "<" else stdin
         if kind == "herestring_redirect":
             self.expression(node, state, depth)
-            words = [c for c in node.named_children]
+            words = list(node.named_children)
             value = static_value(words[-1]) if words else ""
             return value if value is not None else Unknown(text(words[-1]))
         # heredoc: `cmd <<EOF | next` puts `| next` (and `&& next`, more redirects) inside the redirect node
@@ -368,39 +350,10 @@ class _Walker:
         for kind, reason in command_dangers(call, lambda script: self.script(script, state, depth + 1)):
             self.danger(node, reason, kind)
         if program in ("cd", "pushd"):
-            return _change_dir(call.args, state)
+            return change_dir(call.args, state)
         if program == "popd":
             return State(None)
         return state
-
-
-def _change_dir(args: list[Arg], state: State) -> State:
-    operands = [a for a in args if not (isinstance(a, str) and a.startswith("-") and a != "-")]
-    if not operands:
-        return State(normal("~", None))
-    target = operands[0]
-    if isinstance(target, Unknown) or target == "-":
-        return State(None)
-    resolved = normal(target, state.cwd)
-    if resolved is None:
-        return State(None)
-    return State(resolved, certain=_is_dir(resolved))
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:  # a name too long, a loop of links: not a folder a cd gets into
-        return False
-
-
-def _settle(state: State) -> State:
-    """Past a statement boundary a `cd` that may have failed leaves the folder unknown."""
-    return state if state.certain else State(None)
-
-
-def _merge(a: State, b: State) -> State:
-    return a if a.cwd == b.cwd and b.certain else replace(a, cwd=None, certain=True)
 
 
 def _program(node: Node) -> str:
@@ -414,14 +367,3 @@ def _program(node: Node) -> str:
             return program_name(value) if value else ""
         stack.extend(c for c in current.named_children if c.type in STATEMENTS)
     return ""
-
-
-def _first_error(root: Node) -> Node | None:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "ERROR" or node.is_missing:
-            return node
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return None

@@ -94,7 +94,7 @@ def git_dangers(args: list[Arg], cwd: Path | None, workspace: Path,
     if sub == "clone" and any(o.startswith(("--config=", "-c=")) for o in options):
         yield "unchecked", "sets git configuration for the clone"
         return
-    handler = HANDLERS.get(sub)
+    handler = HANDLERS.get(sub) if isinstance(sub, str) else None
     if handler is not None:
         yield from handler(options, operands, words, cwd, workspace, nested)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.approval.analysis import Danger, analyse_command
-from tools.approval.preview import preview, visible
+from tools.approval.preview import visible
 from tools.approval.rules import command_rule_matches, tool_rule_matches
 
 if TYPE_CHECKING:
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 Mode = Literal["auto", "ask", "never-ask"]
 
-# Built-in tools that change nothing (paths confined to the workspace): never asked about, allowed in never-ask.
-READ_ONLY_TOOLS = {"read_file", "list_files", "search", "finish", "activate_skill"}
 
 class Verdict(BaseModel):
     """What the policy says before anyone is asked."""
@@ -41,6 +39,7 @@ class ApprovalRequest(BaseModel):
     subject: str
     reason: str  # why a question is needed
     preview: str  # the exact command, or the diff a write/edit would make
+    preview_syntax: str = "json"  # how to highlight it (the tool's `preview_syntax`)
     destructive: bool = False
     unchecked: bool = False  # the analysis could not tell what the command does (expansions, generated code...)
 
@@ -59,26 +58,27 @@ class ApprovalPolicy(BaseModel):
     allow: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
 
-    def evaluate(self, tool: str, arguments: dict[str, Any], workspace: Path, server: str | None = None) -> Verdict:
-        command = arguments.get("command") if tool == "bash" else None
-        subject = _subject(tool, arguments)
+    def evaluate(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Verdict:
+        """What the rules and the analysis of the call's command say; the tool tells what it is (its command,
+        whether it is read-only, its MCP server)."""
+        command, subject, server = tool.command(arguments), tool.subject(arguments), tool.server
         commands: list[list[str]] = []
         dangers: list[Danger] = []
         if isinstance(command, str):
             analysis = analyse_command(command, workspace)
             commands, dangers = analysis.commands, analysis.dangers
         for rule in self.deny:
-            if tool_rule_matches(rule, tool, server) or any(command_rule_matches(rule, w, deny=True) for w in commands):
+            if tool_rule_matches(rule, tool.name, server) or any(command_rule_matches(rule, w, deny=True) for w in commands):
                 return Verdict(action="refuse", why="deny-rule", subject=subject, reason=f"matches the deny rule `{rule}`")
         if dangers:  # destructive ones first: they say the most
             danger = min(dangers, key=lambda d: d.kind != "destructive")
             return Verdict(action="ask" if self.mode == "ask" else "refuse", why=danger.kind,
                            subject=danger.command, reason=danger.reason)
-        if any(tool_rule_matches(rule, tool, server) for rule in self.allow) or (
+        if any(tool_rule_matches(rule, tool.name, server) for rule in self.allow) or (
             commands and all(any(command_rule_matches(rule, w) for rule in self.allow) for w in commands)
         ):
             return Verdict(action="allow", why="allow-rule", subject=subject, reason="allowed by a rule")
-        if tool in READ_ONLY_TOOLS and server is None:
+        if tool.read_only and server is None:
             return Verdict(action="allow", why="read-only", subject=subject, reason="read-only tool")
         if self.mode == "auto":
             return Verdict(action="allow", why="auto", subject=subject, reason="auto mode")
@@ -114,16 +114,15 @@ class Approver:
             return Decision(allowed=False, reason=f"refused by the approval policy: the check failed ({type(exc).__name__}: {exc})")
 
     def _review(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Decision:
-        server = getattr(tool, "server", None)
-        verdict = self.policy.evaluate(tool.name, arguments, workspace, server if isinstance(server, str) else None)
+        verdict = self.policy.evaluate(tool, arguments, workspace)
         if verdict.action == "allow":
             return Decision(allowed=True, reason=verdict.reason)
         subject = _clip(verdict.subject)
         if verdict.action == "refuse":
             return Decision(allowed=False, reason=f"refused by the approval policy: `{subject}` {verdict.reason}. {ADVICE[verdict.why]}")
         request = ApprovalRequest(tool=tool.name, subject=verdict.subject, reason=verdict.reason,
-                                  preview=preview(tool.name, arguments, workspace), destructive=verdict.why == "destructive",
-                                  unchecked=verdict.why == "unchecked")
+                                  preview=tool.preview(arguments, workspace), preview_syntax=tool.preview_syntax,
+                                  destructive=verdict.why == "destructive", unchecked=verdict.why == "unchecked")
         answer = self.ask(request) if self.ask else None
         if answer is None:
             return Decision(allowed=False, reason=(
@@ -132,13 +131,6 @@ class Approver:
         if answer:
             return Decision(allowed=True, reason="approved by the user")
         return Decision(allowed=False, reason=f"refused: the user declined `{subject}`. Do not retry it; do the task another way or ask the user.")
-
-
-def _subject(tool: str, arguments: dict[str, Any]) -> str:
-    if tool == "bash" and isinstance(arguments.get("command"), str):
-        return arguments["command"]
-    path = arguments.get("path")
-    return f"{tool} {path}" if isinstance(path, str) else tool
 
 
 def _clip(text: str, limit: int = 200) -> str:

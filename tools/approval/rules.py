@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import shlex
 
+from tools.approval.bash_syntax import Arg
 from tools.approval.wrappers import unwrap
 
 
@@ -32,7 +33,8 @@ def command_rule_matches(rule: str, words: list[str], deny: bool = False) -> boo
     if kind in ("mcp", "tool") or not pattern:
         return False
     prefix = split_words(pattern)
-    candidates = [words, [w for w in unwrap(words).words if isinstance(w, str)]] if deny else [words]
+    args: list[Arg] = list(words)
+    candidates = [words, [w for w in unwrap(args).words if isinstance(w, str)]] if deny else [words]
     return any(
         len(c) >= len(prefix) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(c, prefix)) for c in candidates
     )

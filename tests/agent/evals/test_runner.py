@@ -32,6 +32,7 @@ def median_task():
     return [t for t in load_folder_suite(SUITE) if t.id == "median-bug"]
 
 
+@pytest.mark.slow  # runs whole suites of agent runs
 def test_the_hidden_check_decides_not_the_agents_own_tests(scripted, tmp_path):
     """Both fixes pass the repository's own tests; only the right one passes the check the agent never saw."""
     records = run_suite(median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]), tmp_path)
@@ -41,6 +42,7 @@ def test_the_hidden_check_decides_not_the_agents_own_tests(scripted, tmp_path):
     assert not list(work.glob("eval_hidden_*")) and not (work / ".eval-check.sh").exists(), "check files removed"
 
 
+@pytest.mark.slow  # runs whole suites of agent runs
 def test_a_stopped_suite_resumes_where_it_stopped(scripted, tmp_path):
     run_suite(median_task(), [1], CONFIG, scripted([MEDIAN_FIX, FINISH]), tmp_path)
     results = tmp_path / "results.jsonl"
@@ -52,6 +54,7 @@ def test_a_stopped_suite_resumes_where_it_stopped(scripted, tmp_path):
     assert len(read_records(results)) == 2
 
 
+@pytest.mark.slow  # runs the HumanEval problems' own tests
 def test_humaneval_problems_become_repository_tasks_checked_by_their_own_tests(scripted, tmp_path):
     tasks = load_humaneval(subset=True)
     assert len(tasks) == 40 and tasks[1].id == "HumanEval-4" and len(load_humaneval()) == 164
@@ -66,6 +69,7 @@ def test_humaneval_problems_become_repository_tasks_checked_by_their_own_tests(s
     assert [r.passed for r in records] == [True, False]
 
 
+@pytest.mark.slow  # runs whole suites of agent runs
 def test_the_report_and_compare_put_runs_side_by_side(scripted, tmp_path):
     records = run_suite(median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]),
                         tmp_path / "a")
@@ -109,6 +113,7 @@ def test_the_cli_runs_a_real_model_and_reports_what_holds_at_any_seed(tmp_path, 
     assert "single-reply · qwen2.5-coder-1.5b | " in result.output and (out / "chart.png").is_file()
 
 
+@pytest.mark.slow  # runs whole suites of agent runs
 def test_a_peer_agent_runs_in_the_task_folder_under_the_sandbox_and_gets_the_same_check(tmp_path):
     """--mode command: the peer (here a script standing in for mini-swe-agent) sees the task through EVAL_* and
     the same prepared repository; it cannot write outside it; the same hidden check decides."""

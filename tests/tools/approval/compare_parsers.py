@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from tools.approval import analyse_command
-from tools.approval.bash_syntax import parse
+from tools.approval import analyse_command  # noqa: E402 - after the sys.path line
+from tools.approval.bash_syntax import parse  # noqa: E402
 
 
 def load(path: Path, name: str) -> types.ModuleType:

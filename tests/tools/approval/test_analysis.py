@@ -65,7 +65,7 @@ def test_an_unchecked_refusal_tells_the_model_what_to_do(workspace):
 
 
 def test_destructive_reasons_win_over_unchecked_ones(workspace):
-    verdict = ApprovalPolicy().evaluate("bash", {"command": "eval $X; git push --force"}, workspace)
+    verdict = ApprovalPolicy().evaluate(BashTool(), {"command": "eval $X; git push --force"}, workspace)
     assert verdict.why == "destructive" and "rewrites remote history" in verdict.reason
 
 
@@ -93,6 +93,7 @@ def timed(command, workspace):
     return analysis, time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cds", ["cd build && cd .. && ", "cd build; ", "cd nowhere && ", "cd build && "])
 def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
     """Each `cd` used to re-resolve the whole path so far (quadratic); now only the new part is resolved."""
@@ -104,6 +105,7 @@ def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
     assert large_time < 25 * max(small_time, 0.01), (small_time, large_time)  # quadratic would be ~100x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     "$(" * 3_000 + "ls" + ")" * 3_000,
     "( " * 5_000 + "ls" + " )" * 5_000,

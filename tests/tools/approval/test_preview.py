@@ -2,7 +2,8 @@
 
 import pytest
 
-from tools.approval.preview import preview, visible, visible_parts
+from tools.approval.preview import visible, visible_parts
+from tools.shell import BashTool
 
 
 @pytest.mark.parametrize("hidden, shown", [
@@ -33,4 +34,4 @@ def test_parts_say_which_pieces_are_escapes():
 
 def test_the_preview_of_a_command_is_the_exact_command(tmp_path):
     command = "echo ok\x1b[1A\x1b[2K\rls"
-    assert preview("bash", {"command": command}, tmp_path) == command  # the prompt escapes; the request keeps the truth
+    assert BashTool().preview({"command": command}, tmp_path) == command  # the prompt escapes; the request keeps the truth
