@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import secrets
 import time
@@ -94,3 +95,60 @@ def read_transcript(path: Path) -> Recorded:
         raise UserError(f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the "
                         "transcript is damaged") from None
     return Recorded(start=first, messages=messages, note=note)
+
+
+class SessionInfo(BaseModel):
+    """One session as `agent sessions list` shows it; `id` is the transcript's file name without `.jsonl`."""
+
+    id: str
+    path: Path
+    started: float
+    kind: str  # run, new-project or chat
+    workspace: str
+    task: str
+    status: str | None = None  # the last `end` event's status; None while running or after a crash
+
+
+def list_sessions(workspace: Path | None = None) -> list[SessionInfo]:
+    """Every readable session, newest first; with `workspace`, only those that worked there."""
+    found = [info for path in runs_dir().glob("*.jsonl") if (info := _session_info(path))]
+    if workspace is not None:
+        found = [s for s in found if s.workspace == str(workspace.resolve())]
+    return sorted(found, key=lambda s: (s.started, s.id), reverse=True)
+
+
+def _session_info(path: Path, tail_bytes: int = 65536) -> SessionInfo | None:
+    try:
+        with path.open("rb") as fh:
+            first = json.loads(fh.readline())
+            fh.seek(max(0, path.stat().st_size - tail_bytes))
+            tail = fh.read().decode("utf-8", "replace").splitlines()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(first, dict) or first.get("type") != "start":
+        return None
+    status = None
+    for line in tail:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "end" and isinstance(event.get("result"), dict):
+            status = event["result"].get("status")
+    return SessionInfo(id=path.stem, path=path, started=float(first.get("time", 0)), kind=str(first.get("workflow", "run")),
+                       workspace=str(first.get("workspace", "")), task=str(first.get("task", "")), status=status)
+
+
+def find_session(ref: str) -> Path:
+    """The transcript a user names: a path (kept as given: reading it says what is wrong), a session id, or an
+    id's unique beginning."""
+    if "/" in ref or ref.endswith(".jsonl") or Path(ref).expanduser().is_file():
+        return Path(ref).expanduser()
+    exact = runs_dir() / f"{ref}.jsonl"
+    if exact.is_file():
+        return exact
+    matches = sorted(runs_dir().glob(f"{glob.escape(ref)}*.jsonl")) if ref else []
+    if len(matches) == 1:
+        return matches[0]
+    what = "matches several sessions" if matches else "is neither a transcript file nor a session id"
+    raise UserError(f"{ref!r} {what}; `agent sessions list` shows the ids")

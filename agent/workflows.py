@@ -75,7 +75,8 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
     try:
         result, transcript = _run_agent(directory, task, config, events,
-                                        _tests_gate(directory, config, recipe.no_tests), backend)
+                                        _tests_gate(directory, config, recipe.no_tests), backend,
+                                        meta={"workflow": "new-project"})
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
             shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
@@ -109,7 +110,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     try:
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         _tests_gate(repository, config), backend,
-                                        history=history, meta={"branch": git_run.branch})
+                                        history=history, meta={"workflow": "run", "branch": git_run.branch})
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
