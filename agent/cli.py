@@ -10,7 +10,7 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
-from agent.commands import (bench, doctor, engine, init, mcp, models, new_project, refactor, run, serve,
+from agent.commands import (bench, chat, doctor, engine, init, mcp, models, new_project, refactor, run, serve,
                             sessions, skills, trust, undo)
 from agent.commands.common import fail
 
@@ -34,6 +34,7 @@ class Commands(TyperGroup):
 app = typer.Typer(help="dflash-agent: a local coding agent on your own machine. Alone on a terminal, `agent` "
                        "opens a chat in the current repository.", pretty_exceptions_enable=False, cls=Commands)
 
+app.command("chat")(chat.chat)
 app.command("run")(run.run)
 app.command("new-project")(new_project.new_project)
 app.add_typer(sessions.app, name="sessions")
@@ -64,11 +65,14 @@ def _main(ctx: typer.Context,
                                        help="Print the version and exit.")) -> None:
     """dflash-agent: a local coding agent on your own machine."""
     import signal
+    import sys
 
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if ctx.invoked_subcommand is None and not ctx.resilient_parsing:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(2)
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            typer.echo(ctx.get_help())
+            raise typer.Exit(2)
+        chat.chat()
 
 
 def _exit_on_sigterm(signum: int, _frame) -> None:

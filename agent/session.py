@@ -28,7 +28,8 @@ def new_transcript_path(label: str) -> Path:
 
 
 class Transcript:
-    """One JSON object per line: `start`, then `message` and `step` events, then `end`."""
+    """One JSON object per line: `start`, then `message` and `step` events (and `reset` when a chat compacts
+    or clears its conversation), then `end` (a chat writes one per reply)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -51,6 +52,10 @@ class Transcript:
 
     def message(self, message: Message) -> None:
         self.write("message", message=message.model_dump(exclude_defaults=True))
+
+    def reset(self, messages: list[Message]) -> None:
+        """The conversation was replaced (a chat's /compact or /clear): resuming starts from `messages`."""
+        self.write("reset", messages=[m.model_dump(exclude_defaults=True) for m in messages])
 
     def close(self) -> None:
         try:
@@ -89,9 +94,14 @@ def read_transcript(path: Path) -> Recorded:
             or not isinstance(first.get("task"), str):
         raise UserError(f"{path} does not begin with a start event naming the workspace and task: not a transcript "
                         f"of this agent (transcripts are in {runs_dir()})")
+    messages: list[Message] = []
     try:
-        messages = [Message.model_validate(e["message"]) for e in events if isinstance(e, dict) and e.get("type") == "message"]
-    except (KeyError, ValidationError) as exc:
+        for e in events:
+            if isinstance(e, dict) and e.get("type") == "message":
+                messages.append(Message.model_validate(e["message"]))
+            elif isinstance(e, dict) and e.get("type") == "reset":  # /compact or /clear in a chat
+                messages = [Message.model_validate(m) for m in e["messages"]]
+    except (KeyError, TypeError, ValidationError) as exc:
         raise UserError(f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the "
                         "transcript is damaged") from None
     return Recorded(start=first, messages=messages, note=note)

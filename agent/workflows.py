@@ -75,7 +75,7 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
     try:
         result, transcript = _run_agent(directory, task, config, events,
-                                        _tests_gate(directory, config, recipe.no_tests), backend,
+                                        tests_gate(directory, config, recipe.no_tests), backend,
                                         meta={"workflow": "new-project"})
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
@@ -109,7 +109,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     git_run = GitRun(repository, task, config, resume)
     try:
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                        _tests_gate(repository, config), backend,
+                                        tests_gate(repository, config), backend,
                                         history=history, meta={"workflow": "run", "branch": git_run.branch})
         tests = run_project_tests(repository, config)
     except BaseException as exc:
@@ -122,7 +122,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
 
 
-def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
+def tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
     has none, when it must (a new project)."""
 
