@@ -20,7 +20,7 @@ from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
 from agent.toolcalls import ParsedCall
 from agent.workflows import tests_gate
-from inference.backend import ChatBackend, Completion, Message, Sampling
+from inference.backend import ChatBackend, Completion, Message, Sampling, Timings
 from tools.base import Tool, ToolResult
 
 COMPACT_REQUEST = (
@@ -46,6 +46,7 @@ class ChatSession:
         self.mcp_tools: list[Tool] = []
         self.git: GitReport | None = None  # set when the session ends
         self.last_prompt = 0  # the conversation's size in tokens after the latest model turn
+        self.last: Timings | None = None  # the latest model turn's
 
     @property
     def id(self) -> str:
@@ -129,7 +130,7 @@ class ChatSession:
         self.totals.add(t)
         self.drafted += t.draft_n or 0
         self.accepted += t.draft_accepted or 0
-        self.last_prompt = t.prompt_tokens + t.completion_tokens
+        self.last, self.last_prompt = t, t.prompt_tokens + t.completion_tokens
         self.display.on_step(step, completion, results)
 
 
