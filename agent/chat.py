@@ -60,6 +60,9 @@ class ChatSession:
         self.pending = []
         try:
             result = self.agent.continue_with(message)
+        except KeyboardInterrupt:  # the terminal's SIGINT also ended git's long-lived helpers (cat-file): restart them
+            self.git_run.repo.git.clear_cache()
+            raise
         finally:
             self.git_run.commit_leftovers("changes left at the end of a reply")
         if self.nearly_full():
