@@ -4,7 +4,10 @@ logic runs on a scripted model (agent/workflows.py's backend is replaced); git, 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 import git
 import pytest
@@ -14,6 +17,7 @@ from agent import workflows
 from agent.cli import app
 
 runner = CliRunner()
+AGENT = str(Path(sys.executable).parent / "agent")
 DEAD_ENDPOINT = "http://127.0.0.1:9"
 WRITE = "<write_file>\n<path>b.py</path>\n<content>\nB = 1\n</content>\n</write_file>"
 FINISH = "<finish><summary>added b.py</summary></finish>"
@@ -99,3 +103,19 @@ def test_json_is_the_alias_of_output_format_json(repo, model):
     assert json.loads(result.stdout)["run"]["summary"] == "added b.py"
     clash = runner.invoke(app, ["run", "t", "--repo", str(repo), "--json", "--output-format", "stream-json"])
     assert clash.exit_code == 1 and "disagree" in clash.output
+
+
+@pytest.mark.model
+def test_stream_json_on_the_real_model(repo, qwen_path):
+    """The real model, the real CLI process: every stdout line parses, the model's tokens come as `text` events,
+    each model turn as a `step` with the engine's timings, and the last line is the final object."""
+    done = subprocess.run([AGENT, "run", "Create a file hello.txt whose only line is: hi", "--repo", str(repo),
+                           "--max-steps", "3", "--output-format", "stream-json"],
+                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    got = events(done.stdout)
+    kinds = [e["type"] for e in got]
+    assert kinds[0] == "start" and kinds[-1] == "end" and done.returncode in (0, 2), done.stderr[-2000:]
+    assert kinds.count("text") > 5, "tokens stream as they come"
+    steps = [e for e in got if e["type"] == "step"]
+    assert steps and all(s["timings"]["prompt_tokens"] > 0 for s in steps)
+    assert got[-1]["result"]["run"]["stats"]["steps"] == len(steps)
