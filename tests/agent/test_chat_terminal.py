@@ -59,9 +59,10 @@ def repo(tmp_path, monkeypatch):
     return path
 
 
-def spawn(argv: list[str], log: Path, timeout: int) -> pexpect.spawn:
+def spawn(argv: list[str], log: Path, timeout: int, cwd: Path | None = None) -> pexpect.spawn:
     env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "100", "LINES": "40"}
-    child = pexpect.spawn(argv[0], argv[1:], env=env, encoding="utf-8", dimensions=(40, 100), timeout=timeout)
+    child = pexpect.spawn(argv[0], argv[1:], env=env, encoding="utf-8", dimensions=(40, 100), timeout=timeout,
+                          cwd=cwd)
     child.logfile_read = log.open("a", encoding="utf-8")
     return child
 
@@ -106,6 +107,17 @@ def test_a_terminal_session_with_a_scripted_model(repo, tmp_path):
     assert latest.id != first.id and latest.kind == "chat"
     resumed = read_transcript(latest.path).messages
     assert any("add b please" in m.content for m in resumed), "the earlier conversation came back"
+
+
+def test_agent_alone_on_a_terminal_opens_a_chat_here(repo, tmp_path):
+    script = tmp_path / "scripted_agent.py"
+    script.write_text(SCRIPTED_AGENT)
+    child = spawn([sys.executable, str(script)], tmp_path / "terminal.log", 60, cwd=repo)
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    (only,) = list_sessions(repo)
+    assert only.kind == "chat" and f"session {only.id}" in screen(tmp_path / "terminal.log")
 
 
 @pytest.mark.model
