@@ -157,6 +157,8 @@ def open_chat(repo: Path, config: Config, display: AgentEvents, resume: Path | N
     transcript = Transcript(new_transcript_path(f"chat-{repo.name}"))
     transcript.write("start", workspace=str(repo), task="chat", workflow="chat", branch=git_run.branch,
                      config=config.model_dump(exclude={"api_key"}), **({"resumed": str(resume)} if resume else {}))
+    if backend is None and not (config.endpoint or config.profile):
+        display.on_note(f"loading {config.model} ...")
     try:
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as model, mcp_session(config, repo, display.on_note) as mcp_tools:

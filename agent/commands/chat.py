@@ -43,8 +43,6 @@ def chat(
                          max_steps=max_steps, approval=approval, sandbox=sandbox), ask=ask_trust_on_terminal,
                          warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True))
     console = Console(highlight=False)
-    if not (config.endpoint or config.profile):
-        console.print(f"[dim]loading {config.model} ...[/dim]")
     with open_chat(repo, config, ChatDisplay(console, repo.expanduser().resolve()), path) as session:
         repl(session, _terminal_reader() if sys.stdin.isatty() else _line_reader(), console)
     if session.git:

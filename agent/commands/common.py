@@ -65,8 +65,6 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
             from agent.display import TerminalEvents
 
             events = TerminalEvents(err)
-            if not (config.endpoint or config.profile):
-                err.print(f"[dim]loading {config.model} ...[/dim]", highlight=False)
         result = fn(target, text, config, events)
     except RunInterrupted as stop:
         where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
