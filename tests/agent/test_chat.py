@@ -125,3 +125,14 @@ def test_continue_and_resume_from_the_command_line(repo, scripted, monkeypatch):
     assert "hello" in sent[1].content and sent[-1].content == "again", "the earlier conversation came back"
     none = runner.invoke(app, ["chat", "--repo", str(repo.parent), "--continue"])
     assert none.exit_code == 1 and "no chat session in" in none.output
+
+
+def test_a_conversation_that_fills_the_context_is_compacted_on_its_own(repo, scripted):
+    backend = scripted([WRITE_B, FINISH.format("b"), "b.py holds B = 1.", FINISH.format("ok")])
+    out = io.StringIO()
+    console = Console(file=out, width=120)
+    config = Config(n_ctx=50)  # the scripted model reports 10 prompt tokens per message: 45 after "add b"
+    with open_chat(repo, config, ChatDisplay(console, repo), backend=backend) as session:
+        repl(session, lines("add b", "and then?"), console)
+    assert "compacting it" in out.getvalue()
+    assert [m.role for m in backend.calls[3]["messages"]] == ["system", "user", "user"]
