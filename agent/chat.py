@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from agent import checkpoints
 from agent import repo as gitrepo
@@ -37,16 +37,16 @@ class ChatSession:
     agent's events (between the checkpoints and the display), to count every step's tokens."""
 
     def __init__(self, repo: Path, config: Config, backend: ChatBackend, git_run: GitRun, transcript: Transcript,
-                 display: AgentEvents):
+                 display: AgentEvents, make_agent: Callable[[AgentEvents], Agent], mcp_tools: list[Tool]):
+        """`make_agent(events)`: the session's agent, given the events it must report to (this session)."""
         self.repo, self.config, self.backend, self.git_run = repo, config, backend, git_run
-        self.transcript, self.display = transcript, display
+        self.transcript, self.display, self.mcp_tools = transcript, display, mcp_tools
         self.totals, self.drafted, self.accepted = RunStats(), 0, 0
         self.pending: list[str] = []  # what the model must know with the next message (an /undo)
-        self.agent: Agent | None = None
-        self.mcp_tools: list[Tool] = []
         self.git: GitReport | None = None  # set when the session ends
         self.last_prompt = 0  # the conversation's size in tokens after the latest model turn
         self.last: Timings | None = None  # the latest model turn's
+        self.agent = make_agent(CheckpointEvents(git_run, self))
 
     @property
     def id(self) -> str:
@@ -55,7 +55,6 @@ class ChatSession:
     def send(self, text: str) -> RunResult:
         """One reply to `text` (as many model turns and tool calls as it takes, until `finish`). Ctrl-C stops
         the reply, not the session: what it changed so far is committed, and the conversation goes on."""
-        assert self.agent is not None
         message = "\n\n".join([*self.pending, text])
         self.pending = []
         try:
@@ -78,7 +77,6 @@ class ChatSession:
         """Replace every turn after the system prompt with the model's own summary of them (the system prompt
         stays: the engine's cached prefix). Returns the prompt tokens the summary request read (the whole
         conversation) and the tokens of the summary."""
-        assert self.agent is not None
         messages = self.agent.messages
         if len(messages) < 3:
             raise UserError("nothing to compact yet")
@@ -92,14 +90,12 @@ class ChatSession:
 
     def load(self, messages: list[Message]) -> None:
         """Go on from a recorded conversation (a resumed session, or /resume)."""
-        assert self.agent is not None
         self.agent.messages[:] = messages
         self.transcript.reset(messages)
         self.pending, self.last_prompt = [], 0
 
     def clear(self) -> None:
         """Start a new conversation in the same session (git, branch and totals stay)."""
-        assert self.agent is not None
         self.agent.messages.clear()
         self.transcript.reset([])
         self.pending, self.last_prompt = [], 0
@@ -162,11 +158,9 @@ def open_chat(repo: Path, config: Config, display: AgentEvents, resume: Path | N
     try:
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as model, mcp_session(config, repo, display.on_note) as mcp_tools:
-            session = ChatSession(repo, config, model, git_run, transcript, display)
-            session.mcp_tools = mcp_tools
-            session.agent = build_agent(config, model, repo, transcript=transcript,
-                                        events=CheckpointEvents(git_run, session), verify=tests_gate(repo, config),
-                                        extra_tools=mcp_tools)
+            session = ChatSession(repo, config, model, git_run, transcript, display, lambda events: build_agent(
+                config, model, repo, transcript=transcript, events=events, verify=tests_gate(repo, config),
+                extra_tools=mcp_tools), mcp_tools)
             if config.approval == "ask" and session.agent.ctx.approver:
                 session.agent.ctx.approver.ask = TerminalApproval(events=display, session_always=True)
             if recorded:
