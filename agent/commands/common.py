@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Optional
+from typing import Annotated, Any, Callable, Literal, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -11,7 +11,7 @@ from rich.console import Console
 err = Console(stderr=True)
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print `error: message` (model and repository text shown as it is, never as markup) and exit."""
     from rich.text import Text
 
@@ -38,7 +38,6 @@ OutputFormat = Annotated[Optional[Literal["text", "json", "stream-json"]], typer
     help="text (default: progress and summary on stderr), json (the result object on stdout, also on failure; "
          "same as --json) or stream-json (one JSON event per line on stdout: start, text, tool_call, "
          "tool_result, step, note, end or error).")]
-
 
 
 def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[str, Any], output: str) -> None:
@@ -87,7 +86,7 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
         raise typer.Exit(2)
 
 
-def failed(output: str, message: str, code: int, **data: Any) -> None:
+def failed(output: str, message: str, code: int, **data: Any) -> NoReturn:
     """`fail`, after the final object that json and stream-json outputs promise on failure too."""
     import json
     import sys
