@@ -4,7 +4,7 @@ slash commands do (/undo, /diff, /clear, /compact, /cost ...). The terminal side
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -150,26 +150,23 @@ def open_chat(repo: Path, config: Config, display: AgentEvents, resume: Path | N
     branch = recorded.start.get("branch") if recorded else None
     kept = isinstance(branch, str) and branch in gitrepo.open_repo(repo).heads
     git_run = GitRun(repo, "chat", config, branch if kept else None)
-    transcript = Transcript(new_transcript_path(f"chat-{repo.name}"))
-    transcript.write("start", workspace=str(repo), task="chat", workflow="chat", branch=git_run.branch,
-                     config=config.model_dump(exclude={"api_key"}), **({"resumed": str(resume)} if resume else {}))
-    if backend is None and not (config.endpoint or config.profile):
-        display.on_note(f"loading {config.model} ...")
     try:
-        opened = nullcontext(backend) if backend else backend_session(config)
-        with opened as model, mcp_session(config, repo, display.on_note) as mcp_tools:
-            session = ChatSession(repo, config, model, git_run, transcript, display, lambda events: build_agent(
-                config, model, repo, transcript=transcript, events=events, verify=tests_gate(repo, config),
-                extra_tools=mcp_tools), mcp_tools)
-            if config.approval == "ask" and session.agent.ctx.approver:
-                session.agent.ctx.approver.ask = TerminalApproval(events=display, session_always=True)
-            if recorded:
-                session.load(recorded.messages)
-            yield session
+        with closing(Transcript(new_transcript_path(f"chat-{repo.name}"))) as transcript:
+            transcript.write("start", workspace=str(repo), task="chat", workflow="chat", branch=git_run.branch,
+                             config=config.model_dump(exclude={"api_key"}), **({"resumed": str(resume)} if resume else {}))
+            if backend is None and not (config.endpoint or config.profile):
+                display.on_note(f"loading {config.model} ...")
+            opened = nullcontext(backend) if backend else backend_session(config)
+            with opened as model, mcp_session(config, repo, display.on_note) as mcp_tools:
+                session = ChatSession(repo, config, model, git_run, transcript, display, lambda events: build_agent(
+                    config, model, repo, transcript=transcript, events=events, verify=tests_gate(repo, config),
+                    extra_tools=mcp_tools), mcp_tools)
+                if config.approval == "ask" and session.agent.ctx.approver:
+                    session.agent.ctx.approver.ask = TerminalApproval(events=display, session_always=True)
+                if recorded:
+                    session.load(recorded.messages)
+                yield session
     except BaseException as exc:
         git_run.abandon(failed=not isinstance(exc, (KeyboardInterrupt, SystemExit)))
         raise
-    else:
-        session.git = git_run.finish("chat session ended")
-    finally:
-        transcript.close()
+    session.git = git_run.finish("chat session ended")

@@ -136,3 +136,12 @@ def test_a_conversation_that_fills_the_context_is_compacted_on_its_own(repo, scr
         repl(session, lines("add b", "and then?"), console)
     assert "compacting it" in out.getvalue()
     assert [m.role for m in backend.calls[3]["messages"]] == ["system", "user", "user"]
+
+
+def test_a_chat_that_cannot_start_leaves_no_branch_and_gives_back_the_work(repo):
+    (repo / "a.py").write_text("mine\n")
+    result = runner.invoke(app, ["chat", "--repo", str(repo), "--endpoint", "http://127.0.0.1:9"], input="hi\n")
+    assert result.exit_code == 1 and "cannot reach" in result.output
+    r = git.Repo(repo)
+    assert [h.name for h in r.heads] == ["main"] and r.active_branch.name == "main"
+    assert (repo / "a.py").read_text() == "mine\n" and r.git.stash("list") == ""
