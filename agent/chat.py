@@ -103,6 +103,7 @@ class ChatSession:
     def undo(self) -> checkpoints.UndoResult:
         """Take back the latest checkpoint (as `agent undo`), and tell the model with the next message."""
         done = checkpoints.undo(self.repo, self.git_run.branch)
+        self.git_run.checkpoints = [c for c in self.git_run.checkpoints if c.commit != done.undone]
         self.pending.append(UNDONE.format(files=", ".join(done.files) or "the files"))
         return done
 

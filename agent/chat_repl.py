@@ -40,7 +40,7 @@ def repl(session: ChatSession, read: Read, console: Console) -> None:
             else:
                 reply(session, text, console)
         except KeyboardInterrupt:
-            console.print(plain("stopped (Ctrl-C): what it changed so far is committed; go on, or /undo", "yellow"),
+            console.print(plain("\nstopped (Ctrl-C): what it changed so far is committed; go on, or /undo", "yellow"),
                           highlight=False)
         except user_errors() as exc:
             console.print(Text.assemble(("error:", "red"), " ", visible(str(exc))), highlight=False, soft_wrap=True)

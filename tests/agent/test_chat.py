@@ -67,6 +67,7 @@ def test_undo_takes_back_the_change_and_tells_the_model(repo, scripted):
     backend = scripted([WRITE_B, FINISH.format("b"), FINISH.format("ok")])
     shown, session = chat(repo, backend, "add b", "/undo", "thanks")
     assert "undid" in shown and not (repo / "b.py").exists()
+    assert session.git.checkpoints == [] and session.git.files == [], "the report does not count what was undone"
     told = backend.calls[2]["messages"][-1].content
     assert told.startswith(UNDONE.format(files="b.py")) and told.endswith("thanks")
 
