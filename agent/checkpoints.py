@@ -101,6 +101,13 @@ class GitRun:
         self.checkpoints.append(point)
         return point
 
+    def restart(self, attempt: int) -> None:
+        """Put the working tree back at the run's start for a fresh attempt (agent/attempts.py). Committed as a
+        checkpoint, so the branch shows each attempt; ignored files (.venv) and nested repositories stay."""
+        self.repo.git.restore("--source", self.start_commit, "--worktree", "--", ".")
+        self.repo.git.clean("-fdq")
+        self.checkpoint(self.last_step, None, [], subject=f"attempt {attempt}: back to the start")
+
     def finish(self, outcome: str, *, squash: bool | None = None, return_to_start: bool | None = None) -> GitReport:
         """Keep the run's commits on its branch (squashed into one if configured) and restore the user's work.
         By default the run's branch stays checked out, unless the user's work was stashed: then the start

@@ -10,8 +10,8 @@ from __future__ import annotations
 import typer
 from typer.core import TyperGroup
 
-from agent.commands import (bench, chat, doctor, engine, init, mcp, models, new_project, refactor, run, serve,
-                            sessions, skills, trust, undo)
+from agent.commands import (bench, chat, doctor, engine, eval, init, mcp, models, new_project, refactor, run,
+                            serve, sessions, skills, trust, undo)
 from agent.commands.common import fail
 
 
@@ -49,6 +49,7 @@ app.add_typer(engine.app, name="engine")
 app.command("serve")(serve.serve)
 app.command("bench")(bench.bench)
 app.command("doctor")(doctor.doctor)
+app.add_typer(eval.app, name="eval")
 
 
 def _version(show: bool) -> None:

@@ -46,6 +46,7 @@ class Config(BaseModel):
     protocol: Literal["text", "native"] = "text"
     n_ctx: int = Field(16384, gt=0)
     max_steps: int = Field(25, ge=1)
+    attempts: int = Field(3, ge=1)  # fresh attempts sharing max_steps, when one ends unverified (agent/attempts.py)
     max_tokens: int = Field(2048, ge=1)
     temperature: float = Field(0.2, ge=0)
     seed: int | None = 42

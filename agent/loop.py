@@ -11,7 +11,9 @@ from agent.prompt import system_prompt, task_message
 from agent.session import Transcript
 from agent.toolcalls import ParsedCall, TextProtocol
 from agent.context import trim_observations
-from inference.backend import BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
+from agent.first_look import files_to_show
+from agent.repetition import RepetitionGuard
+from inference.backend import CUT, BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
 
@@ -21,8 +23,9 @@ NO_CALL_NUDGE = (
 )
 
 REPEAT_HELP = (
-    "You are repeating a reply that did not work. Do something different: read the file with read_file, "
-    "or rewrite the whole file with write_file, fixing the cause of the last error."
+    "You are repeating yourself. Do something different and keep replies short (a few distinct test cases, not "
+    "dozens): read the file with read_file, or rewrite the whole file with write_file, fixing the cause of the "
+    "last error."
 )
 
 
@@ -48,6 +51,8 @@ class RunStats(BaseModel):
     completion_tokens: int = 0
     generation_seconds: float = 0.0
     prompt_seconds: float = 0.0
+    draft_n: int = 0  # tokens the engine drafted (speculative decoding) ...
+    draft_accepted: int = 0  # ... and how many of them the model accepted
 
     def add(self, t: Timings) -> None:
         if self.steps > 0:
@@ -59,6 +64,8 @@ class RunStats(BaseModel):
         self.completion_tokens += t.completion_tokens
         self.generation_seconds += t.predicted_ms / 1000
         self.prompt_seconds += t.prompt_ms / 1000
+        self.draft_n += t.draft_n or 0
+        self.draft_accepted += t.draft_accepted or 0
 
     @property
     def tokens_per_second(self) -> float:
@@ -102,7 +109,9 @@ class Agent:
         started, stats = time.monotonic(), RunStats()
         files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
         messages = self.messages = []
-        for message in history or [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files))]:
+        shown = files_to_show(self.ctx.workspace, files, task)
+        first = [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files, shown))]
+        for message in history or first:
             self._append(messages, message)
         return self._turn(stats, started)
 
@@ -131,9 +140,10 @@ class Agent:
                 return self._end("error", f"{type(exc).__name__}: {exc}", stats, started)
             completion = self.protocol.close_stopped_call(completion, self.toolbox)
             stats.add(completion.timings)
-            if _repeats_recent_reply(messages, completion.text):  # drop it: repeats only reinforce a loop
+            problem = _degenerate(messages, completion)
+            if problem:  # drop it: repeats only reinforce a loop
                 stuck += 1
-                self._note(f"step {step}: the reply repeats an earlier one; discarded, sampling again hotter")
+                self._note(f"step {step}: the reply {problem}; discarded, sampling again hotter")
                 if stuck > self.max_repeats:
                     return self._end("stuck", f"the model repeated itself {stuck} times; rephrase the task", stats, started)
                 sampling = sampling.model_copy(update={"temperature": min(sampling.temperature + 0.3, 1.0), "seed": step})
@@ -158,11 +168,18 @@ class Agent:
         return self._end("step_limit", f"stopped after {self.max_steps} steps without finish", stats, started)
 
     def _complete(self, messages: list[Message], sampling: Sampling) -> Completion:
-        """Ask the model; when the conversation outgrows the context, trim old observations and ask again."""
+        """Ask the model, cutting a reply that falls into a loop as it streams; when the conversation outgrows
+        the context, trim old observations and ask again."""
         while True:
+            guard = RepetitionGuard()
+
+            def on_text(delta: str) -> bool:
+                if self.events:
+                    self.events.on_text(delta)
+                return guard.feed(delta)
+
             try:
-                return self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling,
-                                             self.events.on_text if self.events else None)
+                return self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling, on_text)
             except ContextOverflow as exc:
                 trimmed = trim_observations(messages)
                 if trimmed is None:
@@ -203,8 +220,13 @@ class Agent:
         return result
 
 
-def _repeats_recent_reply(messages: list[Message], text: str, window: int = 8) -> bool:
-    """True when the model gives a reply it already gave to the very same observation: a loop."""
+def _degenerate(messages: list[Message], completion: Completion, window: int = 8) -> str | None:
+    """What makes a reply worthless, or None: it was cut for looping while it streamed, or it is a reply the
+    model already gave to the very same observation (a loop across turns)."""
+    if completion.finish_reason == CUT:
+        return f"fell into repeating itself and was cut after {completion.timings.completion_tokens} tokens"
     pairs = [(a.content, b.content.strip()) for a, b in zip(messages, messages[1:]) if b.role == "assistant"]
-    return (messages[-1].content, text.strip()) in pairs[-window:]
+    if (messages[-1].content, completion.text.strip()) in pairs[-window:]:
+        return "repeats an earlier one"
+    return None
 

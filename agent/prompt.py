@@ -64,7 +64,11 @@ def system_prompt(protocol: TextProtocol, toolbox: Toolbox, extra_sections: list
     return "\n\n".join(sections)
 
 
-def task_message(task: str, files: list[str]) -> str:
+def task_message(task: str, files: list[str], shown: dict[str, str] | None = None) -> str:
+    """The first user message: the files, the contents of those the task is about (agent/first_look.py),
+    then the task."""
     listing = "\n".join(files[:100]) if files else "(the folder is empty)"
     more = f"\n... and {len(files) - 100} more" if len(files) > 100 else ""
-    return f"Files in the project folder:\n{listing}{more}\n\nTask:\n{task.strip()}"
+    contents = "".join(f"\n\n{name}:\n```\n{text}{'' if text.endswith(chr(10)) else chr(10)}```"
+                       for name, text in (shown or {}).items())
+    return f"Files in the project folder:\n{listing}{more}{contents}\n\nTask:\n{task.strip()}"

@@ -97,7 +97,9 @@ def read_transcript(path: Path) -> Recorded:
     messages: list[Message] = []
     try:
         for e in events:
-            if isinstance(e, dict) and e.get("type") == "message":
+            if isinstance(e, dict) and e.get("type") == "restart":  # a fresh attempt: its conversation is the one to resume
+                messages = []
+            elif isinstance(e, dict) and e.get("type") == "message":
                 messages.append(Message.model_validate(e["message"]))
             elif isinstance(e, dict) and e.get("type") == "reset":  # /compact or /clear in a chat
                 messages = [Message.model_validate(m) for m in e["messages"]]

@@ -65,7 +65,38 @@ def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
         if span:
             result.calls += [span.call] if span.call else []
             result.errors += [span.error] if span.error else []
+    if not result.calls and not result.errors:
+        _unknown_tool_tags(text, toolbox, result)
     return result
+
+
+def _unknown_tool_tags(text: str, toolbox: Toolbox, result: ParseResult) -> None:
+    """A call to a tool that does not exist (`<verify_before_finish><summary>..`): small models invent names,
+    often from a skill's name. When its parameters fit exactly one tool (`summary`: finish) it is that tool's
+    call; otherwise the model is told which tools exist, which gets it back on track where "no tool call"
+    does not."""
+    parameters = {name for tool in toolbox for name in tool.Params.model_fields}
+    for match in re.finditer(r"<([A-Za-z_][\w-]{1,40})>", text):
+        name = match.group(1)
+        close = text.find(f"</{name}>", match.end())
+        if name in parameters or close == -1:
+            continue
+        body = text[match.end():close]
+        fits = [t for t in toolbox if _fits(t, body)]
+        if len(fits) == 1:
+            result.calls.append(ParsedCall(name=fits[0].name, arguments=_xml_parameters(body, fits[0])))
+        else:
+            result.errors.append(f"<{name}> is not a tool. The tools are: {', '.join(t.name for t in toolbox)}. "
+                                 "When the task is done and verified, call <finish>.")
+        return
+
+
+def _fits(tool: Tool, body: str) -> bool:
+    """The body names every required parameter of `tool`, and only parameters of `tool`."""
+    used = set(re.findall(r"<(\w+)>", body))
+    fields = tool.Params.model_fields
+    required = {n for n, f in fields.items() if f.is_required()}
+    return bool(used) and required <= used <= set(fields)
 
 
 def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:

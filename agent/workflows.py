@@ -14,7 +14,8 @@ from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
 from agent.errors import UserError
-from agent.loop import AgentEvents, RunResult
+from agent.attempts import run_attempts, snapshot_restorer
+from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
@@ -76,7 +77,7 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     try:
         result, transcript = _run_agent(directory, task, config, events,
                                         tests_gate(directory, config, recipe.no_tests), backend,
-                                        meta={"workflow": "new-project"})
+                                        meta={"workflow": "new-project"}, restore=snapshot_restorer(directory))
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
             shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
@@ -108,9 +109,11 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
+        attempt = iter(range(2, config.attempts + 1))
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                        tests_gate(repository, config), backend,
-                                        history=history, meta={"workflow": "run", "branch": git_run.branch})
+                                        tests_gate(repository, config), backend, history=history,
+                                        meta={"workflow": "run", "branch": git_run.branch},
+                                        restore=lambda: git_run.restart(next(attempt)))
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
@@ -155,9 +158,10 @@ def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None
 def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
                verify: Callable[[], str | None], backend: ChatBackend | None = None,
                label: str | None = None, history: list[Message] | None = None,
-               meta: dict | None = None) -> tuple[RunResult, Path]:
-    """One agent run; `backend` shares an already open backend (a refactor's server) instead of opening one.
-    Ctrl-C comes out as `RunInterrupted`, naming the transcript to resume from."""
+               meta: dict | None = None, restore: Callable[[], None] | None = None) -> tuple[RunResult, Path]:
+    """One agent run, in fresh attempts when `restore` can put the workspace back (agent/attempts.py);
+    `backend` shares an already open backend (a refactor's server) instead of opening one. Ctrl-C comes out
+    as `RunInterrupted`, naming the transcript to resume from."""
     path = new_transcript_path(label or workspace.name)
     transcript = Transcript(path)
     transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}),
@@ -166,9 +170,14 @@ def _run_agent(workspace: Path, task: str, config: Config, events: AgentEvents |
         note = events.on_note if events else (lambda text: None)
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
-            agent = build_agent(config, backend, workspace, transcript=transcript, events=events, verify=verify,
-                                extra_tools=mcp_tools)
-            return agent.run(task, history), path
+            def new_agent(steps: int) -> Agent:
+                return build_agent(config.model_copy(update={"max_steps": steps}), backend, workspace,
+                                   transcript=transcript, events=events, verify=verify, extra_tools=mcp_tools)
+
+            result = run_attempts(new_agent, task, attempts=config.attempts if restore else 1,
+                                  max_steps=config.max_steps, restore=restore or (lambda: None), verify=verify,
+                                  note=note, history=history)
+            return result, path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None
     finally:

@@ -87,7 +87,8 @@ class Completion(BaseModel):
         return Message(role="assistant", content=self.text, tool_calls=self.tool_calls)
 
 
-OnText = Callable[[str], None]
+OnText = Callable[[str], "bool | None"]  # returns True to cut the reply here (e.g. it degenerated into a loop)
+CUT = "cut"  # the finish_reason of a reply that `on_text` cut
 
 
 class BackendError(RuntimeError):
@@ -102,7 +103,7 @@ class ChatBackend(Protocol):
     """Makes one assistant turn from a conversation.
 
     `tools` are OpenAI function schemas, sent only by the native tool-call protocol.
-    `on_text` receives text deltas as they stream.
+    `on_text` receives text deltas as they stream; when it returns True the reply ends there (finish_reason `CUT`).
     """
 
     name: str

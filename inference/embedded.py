@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from inference.backend import BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
+from inference.backend import CUT, BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
 from inference.token_history import TokenHistory
 
 
@@ -117,8 +117,10 @@ class EmbeddedBackend:
                 first_token_at = time.perf_counter()
             if choice["text"]:
                 parts.append(choice["text"])
-                if on_text:
-                    on_text(choice["text"])
+                if on_text and on_text(choice["text"]):
+                    stream.close()  # stops generating
+                    finish_reason = CUT
+                    break
             finish_reason = choice.get("finish_reason") or finish_reason
         ended = time.perf_counter()
         self.history.remember(prompt_text, tokens, self.llm.input_ids[len(tokens):self.llm.n_tokens], "".join(parts))

@@ -17,6 +17,7 @@ import httpx
 import openai
 
 from inference.backend import (
+    CUT,
     BackendError,
     Completion,
     ContextOverflow,
@@ -140,6 +141,7 @@ class EndpointBackend:
         text: list[str] = []
         generated: list[int] = []
         final: dict[str, Any] = {}
+        cut = False
         with self.http.stream("POST", "/completion", json=body) as response:
             if response.status_code != 200:
                 raise _status_error(self.base_url, response.status_code, _json(response.read().decode(errors="replace")))
@@ -154,16 +156,18 @@ class EndpointBackend:
                 if chunk.get("content"):
                     first_at = first_at or time.perf_counter()
                     text.append(chunk["content"])
-                    if on_text:
-                        on_text(chunk["content"])
+                    if on_text and on_text(chunk["content"]):
+                        cut = True  # leaving the stream closes the connection: the server stops generating
+                        break
                 if chunk.get("stop"):
                     final = chunk
-        if not final:
+        if not final and not cut:
             raise httpx.RemoteProtocolError("the stream ended before the engine's final message")
         ended = time.perf_counter()
         reply = "".join(text)
         self.history.remember(prompt_text, tokens, generated, reply)
-        return Completion(text=reply, finish_reason=FINISH_REASONS.get(final.get("stop_type", ""), final.get("stop_type")),
+        reason = CUT if cut else FINISH_REASONS.get(final.get("stop_type", ""), final.get("stop_type"))
+        return Completion(text=reply, finish_reason=reason,
                           timings=_timings(final.get("timings"), None, len(generated), started, first_at or ended, ended))
 
     def _stream(self, request: dict[str, Any], on_text: OnText | None) -> Completion:
@@ -172,7 +176,8 @@ class EndpointBackend:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         finish_reason, usage, server_timings, deltas = None, None, None, 0
-        for chunk in self.client.chat.completions.create(**request):
+        stream = self.client.chat.completions.create(**request)
+        for chunk in stream:
             extra = chunk.model_extra or {}
             server_timings = extra.get("timings", server_timings)
             usage = chunk.usage or usage
@@ -183,8 +188,9 @@ class EndpointBackend:
                     first_at = first_at or time.perf_counter()
                 if delta.content:
                     text.append(delta.content)
-                    if on_text:
-                        on_text(delta.content)
+                    if on_text and on_text(delta.content):
+                        finish_reason = CUT
+                        break
                 for call in delta.tool_calls or []:
                     slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                     slot["id"] = call.id or slot["id"]
@@ -192,6 +198,9 @@ class EndpointBackend:
                         slot["name"] += call.function.name or ""
                         slot["arguments"] += call.function.arguments or ""
                 finish_reason = choice.finish_reason or finish_reason
+            if finish_reason == CUT:
+                stream.close()  # the server stops generating when the connection goes
+                break
         ended = time.perf_counter()
         return Completion(
             text="".join(text),

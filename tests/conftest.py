@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.backend import Completion, Message, Sampling, Timings
+from inference.backend import CUT, Completion, Message, Sampling, Timings
 
 
 @pytest.fixture(scope="session")
@@ -48,9 +48,14 @@ class ScriptedBackend:
     def complete(self, messages: list[Message], tools=None, sampling: Sampling | None = None, on_text=None) -> Completion:
         self.calls.append({"messages": [m.model_copy() for m in messages], "tools": tools, "sampling": sampling})
         text = self.replies.pop(0) if self.replies else "I am done."
-        if on_text:
-            on_text(text)
-        return Completion(text=text, timings=Timings(prompt_tokens=10 * len(messages), completion_tokens=5, predicted_ms=100))
+        sent, reason = "", None
+        for start in range(0, len(text), 16):  # streamed in pieces, like an engine; `on_text` may cut it
+            sent += text[start:start + 16]
+            if on_text and on_text(text[start:start + 16]):
+                text, reason = sent, CUT
+                break
+        return Completion(text=text, finish_reason=reason,
+                          timings=Timings(prompt_tokens=10 * len(messages), completion_tokens=5, predicted_ms=100))
 
 
 @pytest.fixture

@@ -76,7 +76,7 @@ def _terminal_reader():
 
     def read() -> str | None:
         try:
-            return prompt.prompt("› ")
+            return prompt.prompt("\u203a ")  # a right-pointing angle quote
         except EOFError:
             return None
 

@@ -97,7 +97,7 @@ def test_ctrl_c_stops_the_reply_not_the_session(repo, scripted):
                 raise KeyboardInterrupt
             return super().complete(messages, *args, **kwargs)
 
-    shown, session = chat(repo, Interrupted([FINISH.format("after")]), "slow task", "next")
+    shown, _ = chat(repo, Interrupted([FINISH.format("after")]), "slow task", "next")
     assert "stopped (Ctrl-C)" in shown and "done: after" in shown
 
 

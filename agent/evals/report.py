@@ -1,0 +1,103 @@
+"""What a suite run comes to: per task and in total, as JSON, a Markdown table and a PNG chart; and several
+results folders side by side (agent vs single reply, one profile vs another, a peer agent)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent.evals.runner import EvalRecord, EvalSettings
+
+
+class EvalSummary(BaseModel):
+    label: str
+    runs: int
+    passed: int
+    pass_rate: float
+    per_seed: dict[int, float]  # pass rate at each seed
+    mean_steps: float
+    completion_tokens: int
+    tokens_per_second: float
+    cache_reuse: float  # prompt tokens served from the KV cache, of all prompt tokens
+    draft_n: int
+    draft_accepted: int
+    wall_seconds: float
+    wall_per_solved: float | None  # what one solved task costs the user in wall time
+
+
+def summarize(label: str, records: list[EvalRecord]) -> EvalSummary:
+    runs, passed = len(records), sum(r.passed for r in records)
+    by_seed: dict[int, list[bool]] = defaultdict(list)
+    for r in records:
+        by_seed[r.seed].append(r.passed)
+    prompt = sum(r.prompt_tokens for r in records)
+    generation = sum(r.generation_seconds for r in records)
+    wall = sum(r.wall_seconds for r in records)
+    return EvalSummary(
+        label=label, runs=runs, passed=passed, pass_rate=passed / runs if runs else 0.0,
+        per_seed={seed: sum(v) / len(v) for seed, v in sorted(by_seed.items())},
+        mean_steps=sum(r.steps for r in records) / runs if runs else 0.0,
+        completion_tokens=sum(r.completion_tokens for r in records),
+        tokens_per_second=sum(r.completion_tokens for r in records) / generation if generation else 0.0,
+        cache_reuse=sum(r.cached_prompt_tokens for r in records) / prompt if prompt else 0.0,
+        draft_n=sum(r.draft_n for r in records), draft_accepted=sum(r.draft_accepted for r in records),
+        wall_seconds=wall, wall_per_solved=wall / passed if passed else None)
+
+
+def label_of(settings: EvalSettings) -> str:
+    return f"{settings.mode} · {settings.backend}"
+
+
+def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -> dict[str, Path]:
+    """summary.json, report.md (totals, then one row per task) and chart.png in `out`."""
+    summary = summarize(label_of(settings), records)
+    paths = {"json": out / "summary.json", "markdown": out / "report.md", "chart": out / "chart.png"}
+    paths["json"].write_text(json.dumps({"settings": settings.model_dump(), "summary": summary.model_dump()},
+                                        indent=2), encoding="utf-8")
+    lines = [f"# {settings.suite}: {summary.label}", "", totals_table([summary]), "", "| task | seed | passed | end "
+             "| steps | tokens | wall s |", "|---|---|---|---|---|---|---|"]
+    for r in sorted(records, key=lambda r: (r.task, r.seed)):
+        lines.append(f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {r.error or r.status} | {r.steps} "
+                     f"| {r.completion_tokens} | {r.wall_seconds:.0f} |")
+    paths["markdown"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    chart([summary], paths["chart"], settings.suite)
+    return paths
+
+
+def totals_table(summaries: list[EvalSummary]) -> str:
+    """One row per results folder, side by side."""
+    rows = ["| run | passed | pass rate | per seed | steps/task | tok/s | cache reuse | drafted/accepted "
+            "| wall total | wall per solved |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summaries:
+        seeds = " ".join(f"{rate:.0%}" for rate in s.per_seed.values())
+        drafted = f"{s.draft_n}/{s.draft_accepted}" if s.draft_n else "-"
+        solved = f"{s.wall_per_solved:.0f} s" if s.wall_per_solved is not None else "-"
+        rows.append(f"| {s.label} | {s.passed}/{s.runs} | {s.pass_rate:.1%} | {seeds} | {s.mean_steps:.1f} "
+                    f"| {s.tokens_per_second:.1f} | {s.cache_reuse:.1%} | {drafted} | {s.wall_seconds / 60:.1f} min "
+                    f"| {solved} |")
+    return "\n".join(rows)
+
+
+def chart(summaries: list[EvalSummary], path: Path, title: str) -> None:
+    """Pass rate and wall time per solved task, one bar per run: what a user weighs against each other."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [s.label for s in summaries]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 2.5 * len(labels)), 4))
+    left.bar(labels, [100 * s.pass_rate for s in summaries], color="tab:green")
+    left.set_ylim(0, 100)
+    left.set_ylabel("pass rate (%)")
+    right.bar(labels, [s.wall_per_solved or 0 for s in summaries], color="tab:blue")
+    right.set_ylabel("wall seconds per solved task")
+    for axis in (left, right):
+        axis.tick_params(axis="x", labelrotation=15, labelsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

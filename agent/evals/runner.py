@@ -1,0 +1,156 @@
+"""Run a suite through the real workflows and check each result with the task's hidden check.
+
+Each (task, seed) pair is one record in `results.jsonl`, appended as soon as it is known, so a suite stopped by
+Ctrl-C (or a crash) goes on where it stopped: pairs already recorded are skipped."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Literal
+
+from pydantic import BaseModel
+
+from agent import project
+from agent import repo as gitrepo
+from agent.config import Config
+from agent.errors import user_errors
+from agent.evals.tasks import EvalTask
+from agent.workflows import WorkflowResult, new_project, run_task
+from inference.backend import BackendError, ChatBackend
+from tools.shell import run_command
+
+Mode = Literal["agent", "single-reply"]
+
+
+class EvalRecord(BaseModel):
+    task: str
+    seed: int
+    mode: Mode
+    passed: bool
+    status: str  # the run's end: finished, step_limit, stuck, error...
+    steps: int = 0
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    completion_tokens: int = 0
+    generation_seconds: float = 0.0
+    draft_n: int = 0
+    draft_accepted: int = 0
+    wall_seconds: float = 0.0  # what the user waits for: environment, agent, tests
+    check_tail: str = ""
+    error: str | None = None
+
+
+class EvalSettings(BaseModel):
+    """What a results folder was made with: a resumed suite must not mix settings."""
+
+    suite: str
+    mode: Mode
+    backend: str
+    max_steps: int
+    temperature: float
+
+
+def run_suite(tasks: list[EvalTask], seeds: list[int], config: Config, backend: ChatBackend, out: Path, *,
+              mode: Mode = "agent", progress: Callable[[str], None] = lambda line: None) -> list[EvalRecord]:
+    """Run every task at every seed not yet in `out/results.jsonl`; returns all records of the folder."""
+    results = out / "results.jsonl"
+    records = read_records(results)
+    done = {(r.task, r.seed) for r in records}
+    pairs = [(t, s) for t in tasks for s in seeds]
+    for number, (task, seed) in enumerate(pairs, 1):
+        if (task.id, seed) in done:
+            continue
+        progress(f"[{number}/{len(pairs)}] {task.id} seed {seed}: running ({task.workflow})")
+        record = run_one(task, seed, config, backend, out / "work" / f"{task.id}-s{seed}", mode)
+        with results.open("a", encoding="utf-8") as fh:
+            fh.write(record.model_dump_json() + "\n")
+        records.append(record)
+        verdict = "PASS" if record.passed else f"fail ({record.error or record.status})"
+        progress(f"[{number}/{len(pairs)}] {task.id} seed {seed}: {verdict} in {record.wall_seconds:.0f} s, "
+                 f"{record.steps} steps")
+    return records
+
+
+def read_records(path: Path) -> list[EvalRecord]:
+    """The records so far; a last line cut by Ctrl-C or a crash is dropped (that pair runs again)."""
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(EvalRecord.model_validate_json(line))
+        except ValueError:
+            continue
+    return records
+
+
+def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend, work: Path, mode: Mode) -> EvalRecord:
+    """One task at one seed in a fresh folder `work`, then its hidden check."""
+    if work.exists():
+        shutil.rmtree(work)  # left by an interrupted try
+    work.parent.mkdir(parents=True, exist_ok=True)
+    config = config.model_copy(update={"seed": seed})
+    started = time.monotonic()
+    try:
+        if mode == "single-reply":
+            from agent.evals.single_reply import single_reply
+
+            prepare_repository(task, work, config)
+            result = single_reply(task, work, config, backend)
+        elif task.workflow == "run":
+            prepare_repository(task, work, config)
+            result = run_task(work, task.prompt, config, backend=backend)
+        else:
+            result = new_project(work, task.prompt, config, backend=backend)
+    except BackendError:
+        raise  # the engine is gone: every later task would fail the same way
+    except user_errors() as exc:
+        return EvalRecord(task=task.id, seed=seed, mode=mode, passed=False, status="error", error=str(exc),
+                          wall_seconds=time.monotonic() - started)
+    wall = time.monotonic() - started
+    passed, tail = check(task, work, config)
+    return _record(task, seed, mode, result, passed, tail, wall)
+
+
+def prepare_repository(task: EvalTask, work: Path, config: Config) -> None:
+    """The task's starting repository, committed, with the environment its language needs (as a user has)."""
+    for name, text in task.start_files.items():
+        path = work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    gitignore = work / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text(".venv/\nnode_modules/\ntarget/\n__pycache__/\n", encoding="utf-8")
+    repo = gitrepo.init_repo(work)
+    gitrepo.commit_all(repo, "the task's starting point")
+    project.setup_environment(work, project.language(work), config.sandbox_policy(), offline=config.offline)
+
+
+def check(task: EvalTask, work: Path, config: Config) -> tuple[bool, str]:
+    """The hidden check, run in the result folder under the run's sandbox, its files removed after."""
+    written = []
+    for name, text in task.check_files.items():
+        path = work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    try:
+        policy = project.command_policy(config.sandbox_policy(), work)
+        outcome = run_command(task.check_command, work, task.check_timeout, 4000, policy)
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
+    tail = "\n".join(outcome.output.strip().splitlines()[-10:])
+    return outcome.exit_code == 0, tail
+
+
+def _record(task: EvalTask, seed: int, mode: Mode, result: WorkflowResult, passed: bool, tail: str,
+            wall: float) -> EvalRecord:
+    stats = result.run.stats
+    return EvalRecord(task=task.id, seed=seed, mode=mode, passed=passed, status=result.run.status, steps=stats.steps,
+                      prompt_tokens=stats.prompt_tokens, cached_prompt_tokens=stats.cached_prompt_tokens,
+                      completion_tokens=stats.completion_tokens, generation_seconds=stats.generation_seconds,
+                      draft_n=stats.draft_n, draft_accepted=stats.draft_accepted, wall_seconds=wall,
+                      check_tail=tail if not passed else "")

@@ -1,0 +1,73 @@
+"""Fresh attempts (agent/attempts.py) on real git repositories and real folders, with a scripted model: the
+loop logic is under test here; whether attempts raise the real model's pass rate is `agent eval`'s question."""
+
+from __future__ import annotations
+
+import git
+from pathlib import Path
+
+from agent.attempts import snapshot_restorer
+from agent.config import Config
+from agent.session import read_transcript
+from agent.workflows import new_project, run_task
+from tests.agent.test_checkpoints import make_repo
+
+BAD = ("I will write the code.\n<write_file>\n<path>calc.py</path>\n<content>\ndef double(x):\n    return x + x + 1\n"
+       "</content>\n</write_file>\n<write_file>\n<path>test_calc.py</path>\n<content>\nfrom calc import double\n\n\n"
+       "def test_double():\n    assert double(2) == 4\n</content>\n</write_file>\n<bash>\n<command>python -m pytest -q"
+       "</command>\n</bash>")
+GOOD = BAD.replace("return x + x + 1", "return 2 * x")
+SCRAP = "<write_file>\n<path>notes/scrap.txt</path>\n<content>\nscrap\n</content>\n</write_file>"
+FINISH = "<finish><summary>done</summary></finish>"
+
+
+def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_with_a_note(scripted, tmp_path):
+    repo = make_repo(tmp_path / "r")
+    start_files = {"a.py", "keep.txt", ".gitignore"}
+    backend = scripted([BAD, SCRAP, GOOD, FINISH])  # attempt 1: 2 steps, its tests failing
+    result = run_task(tmp_path / "r", "Add double(x) in calc.py with a test", Config(max_steps=4, attempts=2),
+                      backend=backend)
+    assert result.run.status == "finished" and result.tests and result.tests.passed
+    assert result.run.stats.steps == 4 and "attempt 2 of 2" in result.run.summary
+    second_start = backend.calls[2]["messages"]
+    assert len(second_start) == 2, "the second attempt starts from the system prompt and the task alone"
+    assert "an earlier attempt at this task failed" in second_start[1].content
+    assert "assert 5 == 4" in second_start[1].content or "double(2)" in second_start[1].content
+    assert second_start[0].content == backend.calls[0]["messages"][0].content, "same system prompt: cache reuse"
+    tree = {item.path for item in repo.head.commit.tree.traverse()}
+    assert "notes/scrap.txt" not in tree and "calc.py" in tree and start_files <= tree
+    subjects = [c.summary for c in repo.iter_commits(result.git.branch)]
+    assert "agent step 2: attempt 2: back to the start" in subjects or any("attempt 2" in s for s in subjects)
+    recorded = read_transcript(Path(result.transcript))
+    assert recorded.messages[0].role == "system" and "earlier attempt" in recorded.messages[1].content
+
+
+def test_a_finished_first_attempt_is_the_only_one(scripted, tmp_path):
+    make_repo(tmp_path / "r")
+    backend = scripted([GOOD, FINISH])
+    result = run_task(tmp_path / "r", "Add double", Config(max_steps=6, attempts=3), backend=backend)
+    assert result.run.status == "finished" and len(backend.calls) == 2
+
+
+def test_a_new_project_goes_back_to_its_empty_start_between_attempts(scripted, tmp_path):
+    backend = scripted([SCRAP, BAD, FINISH, GOOD, FINISH])
+    result = new_project(tmp_path / "p", "A Python module calc.py with double(x), with pytest tests.",
+                         Config(max_steps=6, attempts=2), backend=backend)
+    assert result.run.status == "finished"
+    assert not (tmp_path / "p" / "notes").exists(), "attempt 1's folder was removed by the restart"
+    committed = {item.path for item in git.Repo(tmp_path / "p").head.commit.tree.traverse()}
+    assert {"calc.py", "test_calc.py"} <= committed and "notes/scrap.txt" not in committed
+
+
+def test_the_snapshot_restorer_keeps_ignored_files_and_puts_changed_ones_back(tmp_path):
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    (tmp_path / ".venv" / "include").mkdir(parents=True)
+    (tmp_path / "keep.txt").write_text("start\n")
+    restore = snapshot_restorer(tmp_path)
+    (tmp_path / "keep.txt").write_text("changed\n")
+    (tmp_path / "new" / "deep").mkdir(parents=True)
+    (tmp_path / "new" / "deep" / "f.py").write_text("x\n")
+    (tmp_path / ".venv" / "lib.py").write_text("ignored\n")
+    restore()
+    assert (tmp_path / "keep.txt").read_text() == "start\n" and not (tmp_path / "new").exists()
+    assert (tmp_path / ".venv" / "lib.py").exists() and (tmp_path / ".venv" / "include").is_dir()

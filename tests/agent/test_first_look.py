@@ -1,0 +1,25 @@
+from agent.first_look import BUDGET, files_to_show
+
+
+def test_a_small_project_is_shown_whole_and_lock_files_are_not(tmp_path):
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    (tmp_path / "Cargo.lock").write_text("# lock\n")
+    assert files_to_show(tmp_path, ["app.py", "Cargo.lock"], "fix it") == {"app.py": "print('hi')\n"}
+
+
+def test_in_a_larger_project_only_the_files_the_task_names_are_shown_within_the_budget(tmp_path):
+    names = [f"m{i}.py" for i in range(30)]
+    for name in names:
+        (tmp_path / name).write_text(f"# {name}\n" + "x = 1\n" * 200)
+    shown = files_to_show(tmp_path, names, "Fix the bug in m7.py; m12.py calls it")
+    assert list(shown) == ["m7.py", "m12.py"]
+    big = "line\n" * 5000
+    (tmp_path / "big.py").write_text(big)
+    shown = files_to_show(tmp_path, [*names, "big.py"], "refactor big.py")
+    assert len(shown["big.py"]) <= BUDGET + 100 and "more lines: read_file shows them" in shown["big.py"]
+
+
+def test_binary_and_linked_files_are_not_shown(tmp_path):
+    (tmp_path / "data.bin").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "link.py").symlink_to("/etc/passwd")
+    assert files_to_show(tmp_path, ["data.bin", "link.py"], "look at data.bin and link.py") == {}
