@@ -10,7 +10,6 @@ from pathlib import Path
 import git
 from rich.console import Console
 from rich.syntax import Syntax
-from rich.text import Text
 
 from agent import repo as gitrepo
 from agent.plain import plain, visible
@@ -60,11 +59,11 @@ class ChatDisplay:
             return
         if call.name in ("write_file", "edit_file"):
             path = str(args.get("path", ""))
-            self.console.print(Text.assemble(("✎ ", "cyan"), plain(path, "bold cyan")), highlight=False)
+            self.console.print(plain(f"✎ {path}", "bold cyan"), highlight=False)  # one style: one run of text
             if not result.is_error:
                 self._diff(path)
         elif call.name == "bash":
-            self.console.print(Text.assemble(("$ ", "green"), plain(str(args.get("command", "")), "bold")), highlight=False)
+            self.console.print(plain(f"$ {args.get('command', '')}", "bold green"), highlight=False)
             if not result.is_error:
                 self.console.print(plain(_tail(result.output, OUTPUT_LINES), "dim"), highlight=False, soft_wrap=True)
         else:

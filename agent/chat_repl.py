@@ -52,7 +52,7 @@ def reply(session: ChatSession, text: str, console: Console) -> None:
         console.print(plain(f"{result.status}: {result.summary.strip()[:500]}", "yellow"), highlight=False)
     s, last = result.stats, session.last
     read = f" · last prompt {last.prompt_tokens} tok ({last.cached_prompt_tokens} from cache)" if last else ""
-    console.print(plain(f"{s.steps} turns · {s.completion_tokens} tok at {s.tokens_per_second:.1f} tok/s{read} · "
+    console.print(plain(f"{s.steps} turn{'s' * (s.steps != 1)} · {s.completion_tokens} tok at {s.tokens_per_second:.1f} tok/s{read} · "
                         f"{result.wall_seconds:.0f}s", "dim"), highlight=False)
 
 

@@ -79,6 +79,7 @@ def test_a_terminal_session_with_a_scripted_model(repo, tmp_path):
     child = spawn([sys.executable, str(script), "chat", "--repo", str(repo)], log, 60)
     child.expect(PROMPT)
     child.sendline("add b please")
+    child.expect("✎ b.py")  # on the raw stream: no escape sequence inside the line
     child.expect("added b.py")
     child.expect(PROMPT)
     assert (repo / "b.py").read_text() == "B = 1\n"
@@ -129,7 +130,7 @@ def test_a_terminal_session_on_the_real_model(repo, tmp_path, qwen_path):
     child.expect(PROMPT)
     child.sendline("Create a file hello.txt whose only line is: hi")
     child.expect("✎ hello.txt")
-    child.expect("turns · ")
+    child.expect("turns? · ")
     child.expect(PROMPT)
     assert (repo / "hello.txt").read_text().strip() == "hi"
     assert "hello.txt" in git.Repo(repo).head.commit.stats.files
