@@ -25,7 +25,7 @@ OUTPUT_LINES = 12  # of the failing check's output, in the note
 
 
 def run_attempts(new_agent: Callable[[int], Agent], task: str, *, attempts: int, max_steps: int,
-                 restore: Callable[[], None], verify: Callable[[], str | None],
+                 restore: Callable[[], None], verify: Callable[[], str | None] | None,
                  note: Callable[[str], None] = lambda text: None, history: list[Message] | None = None) -> RunResult:
     """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps)` builds one
     attempt's agent, `restore()` puts the workspace back as the task found it. A resumed conversation
@@ -42,7 +42,7 @@ def run_attempts(new_agent: Callable[[int], Agent], task: str, *, attempts: int,
         spent += result.stats.steps
         if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
             break
-        why = failure(result, verify())
+        why = failure(result, verify() if verify else None)
         note(f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
              f"attempt {number + 1} with a fresh context")
         if agent.transcript:

@@ -60,7 +60,7 @@ class GitRun:
         self.start_branch = None if self.repo.head.is_detached else self.repo.active_branch.name
         self.home = self.start_branch or self.repo.head.commit.hexsha  # where the user was, and gets back to
         self.checkpoints: list[Checkpoint] = []
-        self.last_step, self.squashed = 0, False
+        self.last_step, self.squashed, self.attempt = 0, False, 1
         self.notes: list[str] = []
         self.nested: set[str] = set()  # nested repositories already reported
         self.stash: str | None = None
@@ -101,12 +101,13 @@ class GitRun:
         self.checkpoints.append(point)
         return point
 
-    def restart(self, attempt: int) -> None:
+    def restart(self) -> None:
         """Put the working tree back at the run's start for a fresh attempt (agent/attempts.py). Committed as a
         checkpoint, so the branch shows each attempt; ignored files (.venv) and nested repositories stay."""
+        self.attempt += 1
         self.repo.git.restore("--source", self.start_commit, "--worktree", "--", ".")
         self.repo.git.clean("-fdq")
-        self.checkpoint(self.last_step, None, [], subject=f"attempt {attempt}: back to the start")
+        self.checkpoint(self.last_step, None, [], subject=f"attempt {self.attempt}: back to the start")
 
     def finish(self, outcome: str, *, squash: bool | None = None, return_to_start: bool | None = None) -> GitReport:
         """Keep the run's commits on its branch (squashed into one if configured) and restore the user's work.

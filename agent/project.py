@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -144,6 +145,23 @@ def python_test_command(workspace: Path) -> str:
     return "python3 -m pytest -q"
 
 
+def doctest_command(workspace: Path, limit: int = 20) -> str | None:
+    """For a Python project without tests: its docstring examples (`>>>`) as the check, when it has some."""
+    files = [p for p in iter_files(workspace, workspace) if p.suffix == ".py" and _has_examples(p)][:limit]
+    if not files:
+        return None
+    python = python_test_command(workspace).split()[0]
+    names = " ".join(shlex.quote(p.relative_to(workspace).as_posix()) for p in files)
+    return f"{python} -m doctest -o NORMALIZE_WHITESPACE -o ELLIPSIS {names}"
+
+
+def _has_examples(path: Path) -> bool:
+    try:
+        return path.stat().st_size < 200_000 and re.search(r"^\s*>>> ", path.read_text(errors="replace"), re.M) is not None
+    except OSError:
+        return False
+
+
 # --- its environment -----------------------------------------------------------------------------------
 
 
@@ -158,6 +176,9 @@ def python_env(workspace: Path) -> Path | None:
 def command_policy(base: SandboxPolicy, workspace: Path) -> SandboxPolicy:
     """`base` with the project's environment for its commands: the `.venv`'s bin first on PATH, so
     `python -m pytest` is the project's Python and pytest on any machine."""
+    # No bytecode caches: a file rewritten within the same second at the same size (`x + x` -> `x * x`) would
+    # otherwise run as its stale .pyc, and the tests would judge the old code.
+    base = base.model_copy(update={"env": {**base.env, "PYTHONDONTWRITEBYTECODE": "1"}})
     env = python_env(workspace)
     if env is None:
         return base

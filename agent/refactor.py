@@ -136,7 +136,7 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
         task = REFACTOR_TASK.format(instruction=instruction.strip(), command=command) if command else instruction
         gate = _gate(path, command, config) if command else None
         run, transcript = _run_agent(path, task, config, CheckpointEvents(git_run, events), gate, backend(),
-                                     label=f"{path.name}-{git_run.run_id}")
+                                     label=f"{path.name}-{git_run.run_id}", restore=git_run.restart)
         git_run.commit_leftovers("changes left at the end of the run")
         check = run_verification(path, command, config) if command else None
     except BaseException as exc:

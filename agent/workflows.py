@@ -109,11 +109,9 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
-        attempt = iter(range(2, config.attempts + 1))
         result, transcript = _run_agent(repository, task, config, CheckpointEvents(git_run, events),
                                         tests_gate(repository, config), backend, history=history,
-                                        meta={"workflow": "run", "branch": git_run.branch},
-                                        restore=lambda: git_run.restart(next(attempt)))
+                                        meta={"workflow": "run", "branch": git_run.branch}, restore=git_run.restart)
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
@@ -125,14 +123,24 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
 
 
+DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
+
+
 def tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
-    has none, when it must (a new project)."""
+    has none, when it must (a new project). A Python project without tests is checked against its docstring
+    examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times."""
+    refusals = 0
 
     def check() -> str | None:
+        nonlocal refusals
         outcome = run_project_tests(workspace, config)
         if outcome is None:
-            return no_tests
+            doctests = project.doctest_command(workspace) if no_tests is None else None
+            if doctests is None or refusals >= DOCTEST_REFUSALS:
+                return no_tests
+            outcome = run_verification(workspace, doctests, config)
+            refusals += not outcome.passed
         return None if outcome.passed else f"`{outcome.command}` fails:\n{outcome.output_tail}"
 
     return check

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Optional
 
@@ -29,8 +30,10 @@ def run_cmd(
     suite: str = typer.Argument(..., help="humaneval, humaneval-40, or a folder of task folders."),
     seeds: str = typer.Option("1", "--seeds", help="Comma-separated seeds; each task runs once per seed."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks of the suite.", min=1),
-    mode: str = typer.Option("agent", "--mode", help="agent (the real workflows) or single-reply (the model "
-                             "answering once, no tools: the reference row)."),
+    mode: str = typer.Option("agent", "--mode", help="agent (the real workflows), single-reply (the model "
+                             "answering once, no tools: the reference row) or command (another agent: --agent-command)."),
+    agent_command: Optional[str] = typer.Option(None, "--agent-command", help="With --mode command: the peer agent's "
+                                                "command, run in each task's folder under the sandbox (docs/eval.md)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default eval-results/SUITE-MODE); "
                                        "an existing one is resumed."),
     model: Model = None,
@@ -46,20 +49,24 @@ def run_cmd(
     from agent.evals.runner import EvalSettings, run_suite
     from agent.runtime import backend_session
 
-    if mode not in ("agent", "single-reply"):
-        raise UserError(f"unknown --mode {mode!r}; use agent or single-reply")
+    if mode not in ("agent", "single-reply", "command"):
+        raise UserError(f"unknown --mode {mode!r}; use agent, single-reply or command")
+    if (mode == "command") != bool(agent_command):
+        raise UserError("--agent-command goes with --mode command (and --mode command needs it)")
     seed_list = _seeds(seeds)
     tasks = load_suite(suite)[:limit]
     config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False))
     backend_label = config.endpoint or (f"profile {config.profile}" if config.profile else config.model)
-    settings = EvalSettings(suite=suite, mode=mode, backend=backend_label, max_steps=config.max_steps,
-                            temperature=config.temperature)
+    settings = EvalSettings(suite=suite, mode=mode, backend=backend_label, max_steps=config.max_steps,  # type: ignore[arg-type]
+                            temperature=config.temperature, agent_command=agent_command)
     out = out or Path("eval-results") / f"{Path(suite).name}-{mode}"
     _claim(out, settings)
     err.print(f"{len(tasks)} tasks x {len(seed_list)} seeds, {mode} on {backend_label}; results in {out}",
               highlight=False, markup=False)
-    with backend_session(config) as backend:
+    opened = nullcontext(None) if mode == "command" else backend_session(config)
+    with opened as backend:
         records = run_suite(tasks, seed_list, config, backend, out, mode=mode,  # type: ignore[arg-type]
+                            agent_command=agent_command,
                             progress=lambda line: err.print(line, highlight=False, markup=False))
     ids = {t.id for t in tasks}
     paths = write_report(out, settings, [r for r in records if r.task in ids and r.seed in seed_list])

@@ -48,7 +48,8 @@ def summarize(label: str, records: list[EvalRecord]) -> EvalSummary:
 
 
 def label_of(settings: EvalSettings) -> str:
-    return f"{settings.mode} · {settings.backend}"
+    who = Path(settings.agent_command.split()[-1]).stem if settings.mode == "command" and settings.agent_command else settings.mode
+    return f"{who} · {settings.backend}"
 
 
 def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -> dict[str, Path]:

@@ -21,7 +21,7 @@ from agent.workflows import WorkflowResult, new_project, run_task
 from inference.backend import BackendError, ChatBackend
 from tools.shell import run_command
 
-Mode = Literal["agent", "single-reply"]
+Mode = Literal["agent", "single-reply", "command"]
 
 
 class EvalRecord(BaseModel):
@@ -50,20 +50,24 @@ class EvalSettings(BaseModel):
     backend: str
     max_steps: int
     temperature: float
+    agent_command: str | None = None  # mode `command`: another agent, run in the task's folder (a peer row)
 
 
-def run_suite(tasks: list[EvalTask], seeds: list[int], config: Config, backend: ChatBackend, out: Path, *,
-              mode: Mode = "agent", progress: Callable[[str], None] = lambda line: None) -> list[EvalRecord]:
+def run_suite(tasks: list[EvalTask], seeds: list[int], config: Config, backend: ChatBackend | None, out: Path, *,
+              mode: Mode = "agent", agent_command: str | None = None,
+              progress: Callable[[str], None] = lambda line: None) -> list[EvalRecord]:
     """Run every task at every seed not yet in `out/results.jsonl`; returns all records of the folder."""
     results = out / "results.jsonl"
     records = read_records(results)
+    if results.is_file():  # drop a line cut by Ctrl-C, so the next record starts on a line of its own
+        results.write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
     done = {(r.task, r.seed) for r in records}
     pairs = [(t, s) for t in tasks for s in seeds]
     for number, (task, seed) in enumerate(pairs, 1):
         if (task.id, seed) in done:
             continue
         progress(f"[{number}/{len(pairs)}] {task.id} seed {seed}: running ({task.workflow})")
-        record = run_one(task, seed, config, backend, out / "work" / f"{task.id}-s{seed}", mode)
+        record = run_one(task, seed, config, backend, out / "work" / f"{task.id}-s{seed}", mode, agent_command)
         with results.open("a", encoding="utf-8") as fh:
             fh.write(record.model_dump_json() + "\n")
         records.append(record)
@@ -86,7 +90,8 @@ def read_records(path: Path) -> list[EvalRecord]:
     return records
 
 
-def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend, work: Path, mode: Mode) -> EvalRecord:
+def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend | None, work: Path, mode: Mode,
+            agent_command: str | None = None) -> EvalRecord:
     """One task at one seed in a fresh folder `work`, then its hidden check."""
     if work.exists():
         shutil.rmtree(work)  # left by an interrupted try
@@ -94,7 +99,12 @@ def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend, wor
     config = config.model_copy(update={"seed": seed})
     started = time.monotonic()
     try:
-        if mode == "single-reply":
+        if mode == "command":
+            from agent.evals.peer import run_peer
+
+            prepare_repository(task, work, config)
+            result = run_peer(agent_command or "", task, work, config)
+        elif mode == "single-reply":
             from agent.evals.single_reply import single_reply
 
             prepare_repository(task, work, config)
@@ -115,7 +125,9 @@ def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend, wor
 
 
 def prepare_repository(task: EvalTask, work: Path, config: Config) -> None:
-    """The task's starting repository, committed, with the environment its language needs (as a user has)."""
+    """The task's starting repository (empty for a new project), committed, with the environment its
+    language needs (as a user has it, and as `new-project` makes it)."""
+    work.mkdir(parents=True, exist_ok=True)
     for name, text in task.start_files.items():
         path = work / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +137,8 @@ def prepare_repository(task: EvalTask, work: Path, config: Config) -> None:
         gitignore.write_text(".venv/\nnode_modules/\ntarget/\n__pycache__/\n", encoding="utf-8")
     repo = gitrepo.init_repo(work)
     gitrepo.commit_all(repo, "the task's starting point")
-    project.setup_environment(work, project.language(work), config.sandbox_policy(), offline=config.offline)
+    language = project.language(work) if task.start_files else project.guess_language(task.prompt)
+    project.setup_environment(work, language, config.sandbox_policy(), offline=config.offline)
 
 
 def check(task: EvalTask, work: Path, config: Config) -> tuple[bool, str]:

@@ -71,3 +71,25 @@ def test_the_snapshot_restorer_keeps_ignored_files_and_puts_changed_ones_back(tm
     restore()
     assert (tmp_path / "keep.txt").read_text() == "start\n" and not (tmp_path / "new").exists()
     assert (tmp_path / ".venv" / "lib.py").exists() and (tmp_path / ".venv" / "include").is_dir()
+
+
+SQUARE = 'def square(x):\n    """The square of x.\n\n    >>> square(3)\n    9\n    """\n    {body}\n'
+
+
+def write_square(body: str) -> str:
+    return (f"<write_file>\n<path>sq.py</path>\n<content>\n{SQUARE.format(body=body)}</content>\n</write_file>\n"
+            f"{FINISH}")
+
+
+def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of_times(scripted, tmp_path):
+    make_repo(tmp_path / "r", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
+    backend = scripted([write_square("return x + x"), write_square("return x * x")])
+    result = run_task(tmp_path / "r", "Implement square", Config(max_steps=4, attempts=1), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.steps == 2
+    refusal = backend.calls[1]["messages"][-1].content
+    assert "finish refused" in refusal and "-m doctest" in refusal and "Expected:\n    9\nGot:\n    6" in refusal
+
+    make_repo(tmp_path / "s", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
+    backend = scripted([write_square(f"return {n}") for n in range(3)])  # examples never met: not a trap
+    result = run_task(tmp_path / "s", "Implement square", Config(max_steps=6, attempts=1), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.steps == 3

@@ -1,0 +1,52 @@
+"""Another agent in the task's folder, for a peer row on the same model and endpoint (`--mode command`).
+
+The peer runs under the same sandbox as our agent's commands (network on, for the endpoint on 127.0.0.1), in
+the same prepared folder, and is checked by the same hidden check. It is told the task and settings through
+the environment: EVAL_TASK (the task's text), EVAL_ENDPOINT, EVAL_SEED, EVAL_TEMPERATURE, EVAL_MAX_STEPS. If its last output
+line is a JSON object with `steps` (and `status`), those are recorded. See examples/eval/peer_mini_swe_agent.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent import project
+from agent import repo as gitrepo
+from agent.config import Config
+from agent.errors import UserError
+from agent.evals.tasks import EvalTask
+from agent.loop import RunResult, RunStats
+from agent.workflows import WorkflowResult
+from tools.shell import run_command
+
+PEER_TIMEOUT = 1800.0
+
+
+def run_peer(command: str, task: EvalTask, work: Path, config: Config) -> WorkflowResult:
+    if not command.strip():
+        raise UserError("--mode command needs --agent-command CMD (run in each task's folder; see docs/eval.md)")
+    if not config.endpoint:
+        raise UserError("--mode command needs --endpoint URL: the peer and our agent must use the same server")
+    policy = project.command_policy(config.sandbox_policy(), work)
+    env = {"EVAL_TASK": task.prompt, "EVAL_ENDPOINT": config.endpoint, "EVAL_SEED": str(config.seed),
+           "EVAL_TEMPERATURE": str(config.temperature), "EVAL_MAX_STEPS": str(config.max_steps)}
+    policy = policy.model_copy(update={"network": True, "env": {**policy.env, **env}})
+    outcome = run_command(command, work, PEER_TIMEOUT, 20_000, policy)
+    report = _last_json(outcome.output)
+    status = str(report.get("status") or ("finished" if outcome.exit_code == 0 else f"exit {outcome.exit_code}"))
+    stats = RunStats(steps=int(report.get("steps") or 0))
+    commit = gitrepo.commit_all(gitrepo.open_repo(work), "peer agent")
+    return WorkflowResult(directory=str(work), run=RunResult(status="finished" if status == "finished" else "error",
+                          summary=status, stats=stats, wall_seconds=0.0), files=[], tests=None, commit=commit,
+                          diff_stat="", transcript="")
+
+
+def _last_json(output: str) -> dict:
+    for line in reversed(output.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}

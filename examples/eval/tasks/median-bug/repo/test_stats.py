@@ -1,0 +1,5 @@
+from stats import mean
+
+
+def test_mean():
+    assert mean([1, 2, 3]) == 2

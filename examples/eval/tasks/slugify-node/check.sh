@@ -1,0 +1,3 @@
+set -e
+node --test
+node eval_hidden_slugify.js

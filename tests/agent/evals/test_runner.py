@@ -1,0 +1,124 @@
+"""`agent eval`'s runner on real folders, real git, the real sandbox and the real HumanEval data, with a
+scripted model (the harness is under test; the real model's pass rates are measured by `agent eval` itself)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from agent.config import Config
+from agent.evals.humaneval import load_humaneval
+from agent.evals.report import summarize, write_report
+from agent.evals.runner import EvalSettings, read_records, run_suite
+from agent.evals.tasks import load_folder_suite
+
+SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
+FINISH = "<finish><summary>done</summary></finish>"
+MEDIAN_FIX = ("<write_file>\n<path>stats.py</path>\n<content>\ndef mean(values):\n    return sum(values) / len(values)\n\n\n"
+              "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
+              "    if len(ordered) % 2:\n        return ordered[middle]\n"
+              "    return (ordered[middle - 1] + ordered[middle]) / 2\n</content>\n</write_file>")
+MEDIAN_HALF_FIX = MEDIAN_FIX.replace("    if len(ordered) % 2:\n        return ordered[middle]\n"
+                                     "    return (ordered[middle - 1] + ordered[middle]) / 2\n",
+                                     "    return ordered[middle]\n")
+CONFIG = Config(max_steps=4, attempts=1, mcp=False)
+
+
+def median_task():
+    return [t for t in load_folder_suite(SUITE) if t.id == "median-bug"]
+
+
+def test_the_hidden_check_decides_not_the_agents_own_tests(scripted, tmp_path):
+    """Both fixes pass the repository's own tests; only the right one passes the check the agent never saw."""
+    records = run_suite(median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]), tmp_path)
+    assert [(r.seed, r.passed, r.status) for r in records] == [(1, True, "finished"), (2, False, "finished")]
+    assert "AssertionError" in records[1].check_tail
+    work = tmp_path / "work" / "median-bug-s1"
+    assert not list(work.glob("eval_hidden_*")) and not (work / ".eval-check.sh").exists(), "check files removed"
+
+
+def test_a_stopped_suite_resumes_where_it_stopped(scripted, tmp_path):
+    run_suite(median_task(), [1], CONFIG, scripted([MEDIAN_FIX, FINISH]), tmp_path)
+    results = tmp_path / "results.jsonl"
+    with results.open("a") as fh:
+        fh.write('{"task": "median-bug", "seed": 2, "mo')  # a line cut by Ctrl-C: that pair runs again
+    backend = scripted([MEDIAN_HALF_FIX, FINISH])
+    records = run_suite(median_task(), [1, 2], CONFIG, backend, tmp_path)
+    assert [(r.seed, r.passed) for r in records] == [(1, True), (2, False)] and len(backend.calls) == 2
+    assert len(read_records(results)) == 2
+
+
+def test_humaneval_problems_become_repository_tasks_checked_by_their_own_tests(scripted, tmp_path):
+    tasks = load_humaneval(subset=True)
+    assert len(tasks) == 40 and tasks[1].id == "HumanEval-4" and len(load_humaneval()) == 164
+    task = tasks[0]  # HumanEval/0: has_close_elements
+    stub = task.start_files["solution.py"]
+    right = stub.replace("    raise NotImplementedError\n", "    return any(abs(a - b) < threshold for i, a in "
+                         "enumerate(numbers) for b in numbers[i + 1:])\n")
+    wrong = stub.replace("    raise NotImplementedError\n", "    return False\n")
+    replies = [f"<write_file>\n<path>solution.py</path>\n<content>\n{code}</content>\n</write_file>\n{FINISH}"
+               for code in (right, wrong)]
+    records = run_suite([task], [1, 2], CONFIG, scripted(replies), tmp_path)
+    assert [r.passed for r in records] == [True, False]
+
+
+def test_the_report_and_compare_put_runs_side_by_side(scripted, tmp_path):
+    records = run_suite(median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]),
+                        tmp_path / "a")
+    settings = EvalSettings(suite="tasks", mode="agent", backend="scripted", max_steps=4, temperature=0.2)
+    (tmp_path / "a" / "settings.json").write_text(settings.model_dump_json())
+    paths = write_report(tmp_path / "a", settings, records)
+    summary = json.loads(paths["json"].read_text())["summary"]
+    assert summary["passed"] == 1 and summary["per_seed"] == {"1": 1.0, "2": 0.0}
+    assert "| median-bug | 2 | no |" in paths["markdown"].read_text() and paths["chart"].stat().st_size > 1000
+    assert summarize("x", records).wall_per_solved == pytest.approx(sum(r.wall_seconds for r in records))
+    out = CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "a"), "--out", str(tmp_path)])
+    assert out.exit_code == 0 and out.output.count("agent · scripted | 1/2 | 50.0%") == 2
+    assert (tmp_path / "compare.png").is_file()
+
+
+def test_bad_suites_and_seeds_are_one_line_errors(tmp_path):
+    runner = CliRunner()
+    out = runner.invoke(app, ["eval", "run", str(tmp_path / "nope")])
+    assert out.exit_code == 1 and "is not a folder" in out.output
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "task.md").write_text("do it")
+    out = runner.invoke(app, ["eval", "run", str(tmp_path / "t")])
+    assert out.exit_code == 1 and "has no check.sh" in out.output
+    out = runner.invoke(app, ["eval", "run", "humaneval-40", "--seeds", "1,x"])
+    assert out.exit_code == 1 and "--seeds '1,x'" in out.output
+    out = runner.invoke(app, ["eval", "compare", str(tmp_path)])
+    assert out.exit_code == 1 and "not a results folder" in out.output
+
+
+@pytest.mark.model
+def test_the_cli_runs_a_real_model_and_reports_what_holds_at_any_seed(tmp_path, qwen_path):
+    """The whole path on the real embedded model: one HumanEval problem answered in one reply, checked, reported.
+    Whether it passes is the model's business (pass rates are measured, not asserted); the figures must be real."""
+    out = tmp_path / "he"
+    result = CliRunner().invoke(app, ["eval", "run", "humaneval-40", "--limit", "1", "--mode", "single-reply",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (record,) = read_records(out / "results.jsonl")
+    assert record.task == "HumanEval-0" and record.completion_tokens > 10 and record.prompt_tokens > 100
+    assert record.passed == (record.check_tail == "")
+    assert "single-reply · qwen2.5-coder-1.5b | " in result.output and (out / "chart.png").is_file()
+
+
+def test_a_peer_agent_runs_in_the_task_folder_under_the_sandbox_and_gets_the_same_check(tmp_path):
+    """--mode command: the peer (here a script standing in for mini-swe-agent) sees the task through EVAL_* and
+    the same prepared repository; it cannot write outside it; the same hidden check decides."""
+    outside = Path.home() / f".dflash-eval-escape-{tmp_path.name}"  # not under /tmp: the sandbox has its own
+    peer = ("set -e; case \"$EVAL_TASK\" in *median*) ;; *) exit 3;; esac; test \"$EVAL_SEED\" = 3; "
+            "sed -i 's/    return values\\[middle - 1\\]/    v = sorted(values); m = len(v) \\/\\/ 2; "
+            "return v[m] if len(v) % 2 else (v[m - 1] + v[m]) \\/ 2/' stats.py; "
+            f"touch {outside} 2>/dev/null || true; echo '{{\"status\": \"finished\", \"steps\": 7}}'")
+    config = CONFIG.model_copy(update={"endpoint": "http://127.0.0.1:9/v1"})
+    (record,) = run_suite(median_task(), [3], config, None, tmp_path / "out", mode="command",
+                          agent_command=peer)
+    assert record.passed and record.steps == 7 and record.status == "finished", record
+    assert not outside.exists(), "the peer runs under the sandbox: no writes outside its folder"
