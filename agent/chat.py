@@ -73,20 +73,21 @@ class ChatSession:
     def nearly_full(self) -> bool:
         return self.last_prompt > COMPACT_AT * self.config.n_ctx
 
-    def compact(self) -> tuple[int, int]:
+    def compact(self) -> Timings:
         """Replace every turn after the system prompt with the model's own summary of them (the system prompt
-        stays: the engine's cached prefix). Returns the prompt tokens the summary request read (the whole
-        conversation) and the tokens of the summary."""
+        stays: the engine's cached prefix). Returns the summary request's timings: the prompt it read (the
+        whole conversation, mostly from the KV cache) and the summary's tokens."""
         messages = self.agent.messages
         if len(messages) < 3:
             raise UserError("nothing to compact yet")
         completion = self.backend.complete([*messages, Message(role="user", content=COMPACT_REQUEST)], None,
                                            Sampling(temperature=0.0, max_tokens=400, seed=self.config.seed))
         summary = completion.text.strip()
+        self.totals.add(completion.timings)  # what compacting cost is part of the session's cost
         messages[1:] = [Message(role="user", content=COMPACTED.format(summary=summary))]
         self.transcript.reset(messages)
         self.last_prompt = 0
-        return completion.timings.prompt_tokens, completion.timings.completion_tokens
+        return completion.timings
 
     def load(self, messages: list[Message]) -> None:
         """Go on from a recorded conversation (a resumed session, or /resume)."""
@@ -114,7 +115,7 @@ class ChatSession:
     def cost(self) -> str:
         t = self.totals
         drafted = f" · drafted {self.drafted}, accepted {self.accepted}" if self.drafted else ""
-        return (f"{t.steps} model turns · prompt {t.prompt_tokens} tokens ({t.cache_reuse:.0%} from the KV cache after "
+        return (f"{t.steps} model turn{'s' * (t.steps != 1)} · prompt {t.prompt_tokens} tokens ({t.cache_reuse:.0%} from the KV cache after "
                 f"the first turn) · generated {t.completion_tokens} tokens at {t.tokens_per_second:.1f} tok/s · "
                 f"prompt processing {t.prompt_seconds:.1f}s{drafted}")
 

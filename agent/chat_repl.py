@@ -87,9 +87,11 @@ def _clear(session: ChatSession, arg: str, console: Console) -> None:
 
 
 def _compact(session: ChatSession, arg: str, console: Console) -> None:
-    read, summary = session.compact()
-    console.print(plain(f"compacted: the {read}-token conversation is now a {summary}-token summary after the system "
-                        "prompt; /cost shows the next prompt's size"), highlight=False)
+    t = session.compact()
+    console.print(plain(f"compacted: the {t.prompt_tokens}-token conversation is now a {t.completion_tokens}-token "
+                        f"summary after the system prompt (reading it: {t.prompt_ms / 1000:.1f}s, "
+                        f"{t.cached_prompt_tokens} tokens from the KV cache; writing the summary: "
+                        f"{t.predicted_ms / 1000:.1f}s)"), highlight=False)
 
 
 def _model(session: ChatSession, arg: str, console: Console) -> None:

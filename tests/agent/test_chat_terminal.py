@@ -143,7 +143,7 @@ def test_a_terminal_session_on_the_real_model(repo, tmp_path, qwen_path):
     before, summary = int(child.match.group(1)), int(child.match.group(2))
     child.expect(PROMPT)
     child.sendline("/cost")
-    child.expect("model turns")
+    child.expect("model turns? ")
     child.expect(PROMPT)
     child.sendline("/exit")
     child.expect(pexpect.EOF, timeout=120)
