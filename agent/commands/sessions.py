@@ -15,7 +15,7 @@ def sessions_list(
     repo: Optional[Path] = typer.Option(None, "--repo", "-r", help="Only the sessions that worked in this folder."),
     limit: int = typer.Option(20, "--limit", "-n", min=1, help="Show at most this many."),
 ) -> None:
-    """Show sessions: id, when, kind, how it ended, where, and the task. Resume one with `agent run --resume ID`
+    """Show sessions: when, kind, how it ended, where, the task and the id. Resume one with `agent run --resume ID`
     (run) or `agent chat --resume ID` (chat)."""
     import time
 
@@ -29,9 +29,11 @@ def sessions_list(
     if not found:
         typer.echo(f"no sessions yet{' in ' + str(repo) if repo else ''} (transcripts are kept in {runs_dir()})")
         return
-    table = Table("id", "started", "kind", "status", "workspace", "task")
-    for s in found[:limit]:
+    shown = found[:limit]
+    table = Table("started", "kind", "status", "workspace", "task")
+    table.add_column("id", no_wrap=True, min_width=max(len(s.id) for s in shown))  # the one to copy: never cut
+    for s in shown:
         task = (s.task.strip().splitlines() or [""])[0]
-        table.add_row(s.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)), s.kind,
-                      s.status or "unfinished", plain(s.workspace), plain(task[:60] + ("…" if len(task) > 60 else "")))
+        table.add_row(time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)), s.kind, s.status or "unfinished",
+                      plain(s.workspace), plain(task[:60] + ("…" if len(task) > 60 else "")), s.id)
     Console().print(table)
