@@ -43,6 +43,7 @@ class ChatSession:
         self.transcript, self.display, self.mcp_tools = transcript, display, mcp_tools
         self.totals, self.drafted, self.accepted = RunStats(), 0, 0
         self.pending: list[str] = []  # what the model must know with the next message (an /undo)
+        self.titled = False
         self.git: GitReport | None = None  # set when the session ends
         self.last_prompt = 0  # the conversation's size in tokens after the latest model turn
         self.last: Timings | None = None  # the latest model turn's
@@ -55,6 +56,9 @@ class ChatSession:
     def send(self, text: str) -> RunResult:
         """One reply to `text` (as many model turns and tool calls as it takes, until `finish`). Ctrl-C stops
         the reply, not the session: what it changed so far is committed, and the conversation goes on."""
+        if not self.titled:  # what `agent sessions list` shows for this chat
+            self.transcript.write("title", text=text.strip()[:200])
+            self.titled = True
         message = "\n\n".join([*self.pending, text])
         self.pending = []
         try:

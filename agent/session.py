@@ -133,22 +133,32 @@ def _session_info(path: Path, tail_bytes: int = 65536) -> SessionInfo | None:
     try:
         with path.open("rb") as fh:
             first = json.loads(fh.readline())
+            head = [fh.readline() for _ in range(3)]  # a chat's `title` (its first message) comes early
             fh.seek(max(0, path.stat().st_size - tail_bytes))
             tail = fh.read().decode("utf-8", "replace").splitlines()
     except (OSError, ValueError):
         return None
     if not isinstance(first, dict) or first.get("type") != "start":
         return None
-    status = None
+    status, task = None, str(first.get("task", ""))
+    for line in head:
+        event = _event(line)
+        if event.get("type") == "title" and isinstance(event.get("text"), str):
+            task = event["text"]
     for line in tail:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") == "end" and isinstance(event.get("result"), dict):
+        event = _event(line)
+        if event.get("type") == "end" and isinstance(event.get("result"), dict):
             status = event["result"].get("status")
     return SessionInfo(id=path.stem, path=path, started=float(first.get("time", 0)), kind=str(first.get("workflow", "run")),
-                       workspace=str(first.get("workspace", "")), task=str(first.get("task", "")), status=status)
+                       workspace=str(first.get("workspace", "")), task=task, status=status)
+
+
+def _event(line: bytes | str) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return {}
+    return event if isinstance(event, dict) else {}
 
 
 def find_session(ref: str) -> Path:

@@ -119,7 +119,7 @@ def test_continue_and_resume_from_the_command_line(repo, scripted, monkeypatch):
     first = runner.invoke(app, ["chat", "--repo", str(repo)], input="hello\n/exit\n")
     assert first.exit_code == 0 and "done: first" in first.output, first.output
     (only,) = list_sessions(repo)
-    assert only.kind == "chat" and f"agent chat --resume {only.id}" in first.output
+    assert only.kind == "chat" and only.task == "hello" and f"agent chat --resume {only.id}" in first.output
     again = runner.invoke(app, ["chat", "--repo", str(repo), "--continue"], input="again\n")
     assert again.exit_code == 0 and "done: second" in again.output, again.output
     sent = backend.calls[1]["messages"]
