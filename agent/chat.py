@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 from agent import checkpoints
 from agent import repo as gitrepo
 from agent.approval_prompt import TerminalApproval
+from agent.chat_display import ChatDisplay
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
 from agent.errors import UserError
@@ -37,7 +38,7 @@ class ChatSession:
     agent's events (between the checkpoints and the display), to count every step's tokens."""
 
     def __init__(self, repo: Path, config: Config, backend: ChatBackend, git_run: GitRun, transcript: Transcript,
-                 display: AgentEvents, make_agent: Callable[[AgentEvents], Agent], mcp_tools: list[Tool]):
+                 display: ChatDisplay, make_agent: Callable[[AgentEvents], Agent], mcp_tools: list[Tool]):
         """`make_agent(events)`: the session's agent, given the events it must report to (this session)."""
         self.repo, self.config, self.backend, self.git_run = repo, config, backend, git_run
         self.transcript, self.display, self.mcp_tools = transcript, display, mcp_tools
@@ -61,12 +62,14 @@ class ChatSession:
             self.titled = True
         message = "\n\n".join([*self.pending, text])
         self.pending = []
+        self.display.waiting(f"reading {'the conversation' if self.agent.messages else 'the project'} ...")
         try:
             result = self.agent.continue_with(message)
         except KeyboardInterrupt:  # the terminal's SIGINT also ended git's long-lived helpers (cat-file): restart them
             self.git_run.repo.git.clear_cache()
             raise
         finally:
+            self.display.quiet()
             self.git_run.commit_leftovers("changes left at the end of a reply")
         if self.nearly_full():
             self.display.on_note(f"the conversation fills {self.last_prompt / self.config.n_ctx:.0%} of the context; "
@@ -140,7 +143,7 @@ class ChatSession:
 
 
 @contextmanager
-def open_chat(repo: Path, config: Config, display: AgentEvents, resume: Path | None = None,
+def open_chat(repo: Path, config: Config, display: ChatDisplay, resume: Path | None = None,
               backend: ChatBackend | None = None) -> Iterator[ChatSession]:
     """A chat in `repo` (or in the workspace of the session `resume` names, its conversation and branch): the
     backend and MCP servers open, the session's branch checked out, the transcript written. On the way out the

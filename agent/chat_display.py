@@ -9,6 +9,7 @@ from pathlib import Path
 
 import git
 from rich.console import Console
+from rich.status import Status
 from rich.syntax import Syntax
 
 from agent import repo as gitrepo
@@ -28,29 +29,54 @@ class ChatDisplay:
     def __init__(self, console: Console, workspace: Path):
         self.console, self.workspace = console, workspace
         self.buffer, self.shown, self.in_call, self.line_open = "", 0, False, False
+        self.status: Status | None = None
+        self.chunks = 0
+
+    def waiting(self, what: str) -> None:
+        """A spinner line while nothing else shows (the prompt being read, a tool call being written); on a
+        terminal only."""
+        if not self.console.is_terminal:
+            return
+        if self.status is None:
+            self.status = self.console.status(plain(what, "dim"))
+            self.status.start()
+        else:
+            self.status.update(plain(what, "dim"))
+
+    def quiet(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
 
     def on_text(self, text: str) -> None:
         self.buffer += text
+        self.chunks += 1
         if self.in_call:
+            self.waiting(f"writing the tool call ... {self.chunks} tokens")
             return
         cut = self.buffer.find("<", self.shown)
         end = len(self.buffer) if cut < 0 else cut
         if end > self.shown:
+            self.quiet()
             self.console.print(plain(self.buffer[self.shown:end]), end="", highlight=False, soft_wrap=True)
             self.line_open, self.shown = True, end
         self.in_call = cut >= 0
 
     def on_note(self, text: str) -> None:
+        self.quiet()
         self._end_line()
         self.console.print(plain(f"· {text}", "dim"), highlight=False, soft_wrap=True)
 
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
+        self.quiet()
         if not results and self.in_call:  # a `<` in prose, not a call: show the rest
             self.console.print(plain(self.buffer[self.shown:]), end="", highlight=False, soft_wrap=True)
         self._end_line()
         for call, result in results:
             self.show_call(call, result)
-        self.buffer, self.shown, self.in_call = "", 0, False
+        self.buffer, self.shown, self.in_call, self.chunks = "", 0, False, 0
+        if not any(call.name == "finish" and not result.is_error for call, result in results):
+            self.waiting("reading the results ...")  # the next model turn reads them first
 
     def show_call(self, call: ParsedCall, result: ToolResult) -> None:
         args = call.arguments
