@@ -7,6 +7,8 @@ Errors the user can fix (agent/errors.py: `UserError` and `user_errors()`) are r
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from typer.core import TyperGroup
 
@@ -18,7 +20,7 @@ from agent.commands.common import fail
 class Commands(TyperGroup):
     """The command group: a user error (agent/errors.py) raised anywhere below a command ends as one `error:` line."""
 
-    def invoke(self, ctx: typer.Context):
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # typer widens click's Context
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # --help and usage errors: typer's own

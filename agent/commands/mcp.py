@@ -64,7 +64,7 @@ def mcp_add(
     """Add (or replace) a server: `agent mcp add time -- uvx mcp-server-time`, or `--url URL`."""
     if bool(command) == bool(url):
         fail("give either a command after `--` (stdio) or --url (HTTP)")
-    raw: dict = {"url": url} if url else {"command": command[0], "args": command[1:]}
+    raw: dict = {"command": command[0], "args": command[1:]} if command else {"url": url}
     if env:
         raw["env"] = dict(_split(item, "=", "--env KEY=VALUE") for item in env)
     if header:

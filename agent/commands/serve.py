@@ -61,7 +61,7 @@ def serve(
     try:
         while managed.alive():
             _time.sleep(0.5)
-        fail(f"llama-server exited (code {managed.process.returncode}); log: {managed.log_path}")
+        fail(f"llama-server exited (code {managed.process and managed.process.returncode}); log: {managed.log_path}")
     except KeyboardInterrupt:
         err.print("stopping ...")
     finally:
