@@ -28,10 +28,14 @@ ESCAPED_STYLE = "reverse bold red"
 class TerminalApproval:
     """`ask(request) -> True (yes) | False (no) | None (no terminal to ask on)`."""
 
-    def __init__(self, console: Console | None = None, stdin: IO[str] | None = None, events=None):
+    def __init__(self, console: Console | None = None, stdin: IO[str] | None = None, events=None,
+                 session_always: bool = False):
         self.console = console or Console(stderr=True)
         self.stdin = stdin
         self.events = events  # AgentEvents: on_note stops the live reply display before the question
+        # `agent chat`: a third answer, "always", allows the same again for the rest of the session (the exact
+        # command for bash, the tool for any other)
+        self.always: set[tuple[str, str]] | None = set() if session_always else None
 
     def __call__(self, request: ApprovalRequest) -> bool | None:
         stdin = self.stdin if self.stdin is not None else sys.stdin
@@ -41,11 +45,15 @@ class TerminalApproval:
             interactive = False
         if not interactive:
             return None
+        key = (request.tool, request.preview if request.tool == "bash" else "")
+        if self.always is not None and key in self.always:
+            return True
         if self.events is not None:
             self.events.on_note(f"approval needed for {visible(request.tool)}")
         self.console.print(Panel(shown(request), title=_title(request), subtitle=Text(visible(request.reason)),
                                  title_align="left"))
-        self.console.print("Allow it? [y/N] ", end="", markup=False, highlight=False)
+        question = "Allow it? [y/N/a: always, this session] " if self.always is not None else "Allow it? [y/N] "
+        self.console.print(question, end="", markup=False, highlight=False)
         try:
             answer = stdin.readline()
         except (OSError, ValueError):
@@ -53,7 +61,11 @@ class TerminalApproval:
         if not answer:  # end of input
             self.console.print()
             return False
-        return answer.strip().lower() in ("y", "yes")
+        reply = answer.strip().lower()
+        if self.always is not None and reply in ("a", "always"):
+            self.always.add(key)
+            return True
+        return reply in ("y", "yes")
 
 
 def shown(request: ApprovalRequest) -> Syntax | Text:

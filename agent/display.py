@@ -3,14 +3,16 @@ Everything the model, a tool or the repository wrote is printed through `plain`:
 
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
 from agent.checkpoints import GitReport
-from agent.loop import RunResult
+from agent.loop import AgentEvents, RunResult
 from agent.plain import plain, visible
 from agent.toolcalls import ParsedCall
 from agent.workflows import WorkflowResult
@@ -119,3 +121,44 @@ def print_git(console: Console, git: GitReport) -> None:
 
 def _line(console: Console, text: str = "") -> None:
     console.print(plain(text), highlight=False)
+
+
+class LineEvents:
+    """Refactor progress as one line per step, prefixed with the repo (repos may run side by side)."""
+
+    def __init__(self, console: Console):
+        self.console, self.lock = console, threading.Lock()
+
+    def on_note(self, text: str) -> None:
+        with self.lock:
+            self.console.print(plain(text, "yellow"), highlight=False)
+
+    def on_repo_start(self, repo: Path) -> AgentEvents:
+        self.on_note(f"{repo.name}: started")
+        return _RepoLines(self, repo.name)
+
+    def on_repo_done(self, outcome) -> None:
+        colour = {"passed": "green", "failed": "red", "error": "red"}.get(outcome.status, "yellow")
+        with self.lock:
+            self.console.print(Text.assemble(plain(f"{Path(outcome.repo).name}: {outcome.status}", colour),
+                                             plain(f" · {outcome.reason} · {outcome.steps} steps · {outcome.seconds:.0f}s")),
+                               highlight=False)
+
+
+class _RepoLines:
+    def __init__(self, parent: LineEvents, name: str):
+        self.parent, self.name = parent, name
+
+    def on_text(self, text: str) -> None:
+        pass
+
+    def on_note(self, text: str) -> None:
+        with self.parent.lock:
+            self.parent.console.print(plain(f"  {self.name}: {text}", "dim"), highlight=False)
+
+    def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
+        calls = ", ".join(f"{c.name}{' (failed)' if r.is_error else ''}" for c, r in results) or "no tool call"
+        t = completion.timings
+        with self.parent.lock:
+            self.parent.console.print(plain(f"  {self.name}: step {step} {calls} · {t.completion_tokens} tok at "
+                                            f"{t.tokens_per_second:.1f} tok/s"), highlight=False)

@@ -103,18 +103,31 @@ class Agent:
         self.sampling = (sampling or Sampling()).model_copy(update={"stop": self.protocol.stop_sequences(self.toolbox)})
         self.transcript, self.events = transcript, events
         self.system = system_prompt(self.protocol, self.toolbox, prompt_sections)
+        self.messages: list[Message] = []  # the conversation; `continue_with` adds to it
 
     def run(self, task: str, history: list[Message] | None = None) -> RunResult:
         """Run `task`; pass `history` (from a transcript) to resume a conversation instead."""
         started, stats = time.monotonic(), RunStats()
         files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
-        messages: list[Message] = []
+        messages = self.messages = []
         shown = files_to_show(self.ctx.workspace, files, task)
         first = [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files, shown))]
         for message in history or first:
             self._append(messages, message)
+        return self._turn(stats, started)
+
+    def continue_with(self, message: str) -> RunResult:
+        """One more user turn in the same conversation (a chat): the messages so far stay as they are, so the
+        engine reuses its KV cache for all of them. The first turn starts the conversation as `run` does."""
+        if not self.messages:
+            return self.run(message)
+        started, stats = time.monotonic(), RunStats()
+        self._append(self.messages, Message(role="user", content=message))
+        return self._turn(stats, started)
+
+    def _turn(self, stats: RunStats, started: float) -> RunResult:
         try:
-            return self._steps(messages, stats, started)
+            return self._steps(self.messages, stats, started)
         except KeyboardInterrupt:  # recorded, then passed on: the caller decides what Ctrl-C means
             self._end("interrupted", "interrupted by the user (Ctrl-C)", stats, started)
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import secrets
 import time
@@ -27,7 +28,8 @@ def new_transcript_path(label: str) -> Path:
 
 
 class Transcript:
-    """One JSON object per line: `start`, then `message` and `step` events, then `end`."""
+    """One JSON object per line: `start`, then `message` and `step` events (and `reset` when a chat compacts
+    or clears its conversation), then `end` (a chat writes one per reply)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -50,6 +52,10 @@ class Transcript:
 
     def message(self, message: Message) -> None:
         self.write("message", message=message.model_dump(exclude_defaults=True))
+
+    def reset(self, messages: list[Message]) -> None:
+        """The conversation was replaced (a chat's /compact or /clear): resuming starts from `messages`."""
+        self.write("reset", messages=[m.model_dump(exclude_defaults=True) for m in messages])
 
     def close(self) -> None:
         try:
@@ -88,14 +94,83 @@ def read_transcript(path: Path) -> Recorded:
             or not isinstance(first.get("task"), str):
         raise UserError(f"{path} does not begin with a start event naming the workspace and task: not a transcript "
                         f"of this agent (transcripts are in {runs_dir()})")
+    messages: list[Message] = []
     try:
-        messages: list[Message] = []
         for e in events:
             if isinstance(e, dict) and e.get("type") == "restart":  # a fresh attempt: its conversation is the one to resume
                 messages = []
             elif isinstance(e, dict) and e.get("type") == "message":
                 messages.append(Message.model_validate(e["message"]))
-    except (KeyError, ValidationError) as exc:
+            elif isinstance(e, dict) and e.get("type") == "reset":  # /compact or /clear in a chat
+                messages = [Message.model_validate(m) for m in e["messages"]]
+    except (KeyError, TypeError, ValidationError) as exc:
         raise UserError(f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the "
                         "transcript is damaged") from None
     return Recorded(start=first, messages=messages, note=note)
+
+
+class SessionInfo(BaseModel):
+    """One session as `agent sessions list` shows it; `id` is the transcript's file name without `.jsonl`."""
+
+    id: str
+    path: Path
+    started: float
+    kind: str  # run, new-project or chat
+    workspace: str
+    task: str
+    status: str | None = None  # the last `end` event's status; None while running or after a crash
+
+
+def list_sessions(workspace: Path | None = None) -> list[SessionInfo]:
+    """Every readable session, newest first; with `workspace`, only those that worked there."""
+    found = [info for path in runs_dir().glob("*.jsonl") if (info := _session_info(path))]
+    if workspace is not None:
+        found = [s for s in found if s.workspace == str(workspace.resolve())]
+    return sorted(found, key=lambda s: (s.started, s.id), reverse=True)
+
+
+def _session_info(path: Path, tail_bytes: int = 65536) -> SessionInfo | None:
+    try:
+        with path.open("rb") as fh:
+            first = json.loads(fh.readline())
+            head = [fh.readline() for _ in range(3)]  # a chat's `title` (its first message) comes early
+            fh.seek(max(0, path.stat().st_size - tail_bytes))
+            tail = fh.read().decode("utf-8", "replace").splitlines()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(first, dict) or first.get("type") != "start":
+        return None
+    status, task = None, str(first.get("task", ""))
+    for line in head:
+        event = _event(line)
+        if event.get("type") == "title" and isinstance(event.get("text"), str):
+            task = event["text"]
+    for line in tail:
+        event = _event(line)
+        if event.get("type") == "end" and isinstance(event.get("result"), dict):
+            status = event["result"].get("status")
+    return SessionInfo(id=path.stem, path=path, started=float(first.get("time", 0)), kind=str(first.get("workflow", "run")),
+                       workspace=str(first.get("workspace", "")), task=task, status=status)
+
+
+def _event(line: bytes | str) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def find_session(ref: str) -> Path:
+    """The transcript a user names: a path (kept as given: reading it says what is wrong), a session id, or an
+    id's unique beginning."""
+    if "/" in ref or ref.endswith(".jsonl") or Path(ref).expanduser().is_file():
+        return Path(ref).expanduser()
+    exact = runs_dir() / f"{ref}.jsonl"
+    if exact.is_file():
+        return exact
+    matches = sorted(runs_dir().glob(f"{glob.escape(ref)}*.jsonl")) if ref else []
+    if len(matches) == 1:
+        return matches[0]
+    what = "matches several sessions" if matches else "is neither a transcript file nor a session id"
+    raise UserError(f"{ref!r} {what}; `agent sessions list` shows the ids")

@@ -68,8 +68,8 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
     try:
         result, transcript = run_agent(directory, task, config, events,
-                                       _tests_gate(directory, config, recipe.no_tests), backend,
-                                       restore=snapshot_restorer(directory))
+                                        tests_gate(directory, config, recipe.no_tests), backend,
+                                        meta={"workflow": "new-project"}, restore=snapshot_restorer(directory))
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
             shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
@@ -102,8 +102,8 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
     git_run = GitRun(repository, task, config, resume)
     try:
         result, transcript = run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                        _tests_gate(repository, config), backend, history=history,
-                                        meta={"branch": git_run.branch}, restore=git_run.restart)
+                                        tests_gate(repository, config), backend, history=history,
+                                        meta={"workflow": "run", "branch": git_run.branch}, restore=git_run.restart)
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
@@ -118,7 +118,7 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
 DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
 
 
-def _tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
+def tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
     has none, when it must (a new project). A Python project without tests is checked against its docstring
     examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times."""

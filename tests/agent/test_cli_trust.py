@@ -15,7 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.cli_trust import ask_trust_on_terminal
+from agent.commands.trust import ask_trust_on_terminal
 from agent.config import ConfigError, load_config, review_project
 
 runner = CliRunner()

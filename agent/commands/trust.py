@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from agent.cli import _fail, app, err
-from agent.config import ConfigError, ProjectReview, printable, review_project
-from agent.trust import trust_store
+from agent.commands.common import err, fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agent.config import ProjectReview
 
 
 def describe_review(review: ProjectReview) -> list[str]:
+    from agent.config import printable
+
     lines = [f"{review.file} widens what the agent may do (your setting -> the project's):"]
     lines += [f"    {change.describe()}" for change in review.changes]
     lines += [f"    {name}: never read from a project file (ignored)" for name in review.refused]
@@ -26,6 +29,8 @@ def describe_review(review: ProjectReview) -> list[str]:
 
 def ask_trust_on_terminal(review: ProjectReview, stdin: IO[str] | None = None, console: Console | None = None) -> bool | None:
     """The question on a terminal; None without one (the caller then ignores the changes and says so)."""
+    from rich.markup import escape
+
     stdin, console = stdin or sys.stdin, console or err
     if not stdin.isatty():
         return None
@@ -35,13 +40,15 @@ def ask_trust_on_terminal(review: ProjectReview, stdin: IO[str] | None = None, c
     return stdin.readline().strip().lower() in ("y", "yes")
 
 
-@app.command("trust")
-def trust_cmd(
+def trust(
     directory: Path = typer.Argument(Path("."), help="The project whose .agent/config.toml to approve."),
     revoke: bool = typer.Option(False, "--revoke", help="Forget this project's approval instead."),
 ) -> None:
     """Show the settings a project's .agent/config.toml widens (sandbox, network, approval rules...) and
     approve exactly those values; a later change to them asks again."""
+    from agent.config import ConfigError, review_project
+    from agent.trust import trust_store
+
     project = directory.expanduser().resolve()
     if revoke:
         found = trust_store().revoke(project)
@@ -50,9 +57,9 @@ def trust_cmd(
     try:
         review = review_project(project)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if review is None:
-        _fail(f"{project} has no .agent/config.toml: nothing to approve")
+        fail(f"{project} has no .agent/config.toml: nothing to approve")
     if not review.changes:
         typer.echo(f"{review.file} widens nothing: its settings apply without approval")
         for name in review.refused:

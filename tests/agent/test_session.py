@@ -1,0 +1,73 @@
+"""Sessions: each run is a transcript with an id; they are listed, and resumed by id (or by path), also when a
+crash cut the last line. Runs on a scripted model; git, files and transcripts are real."""
+
+from __future__ import annotations
+
+import git
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from agent.config import Config
+from agent.errors import UserError
+from agent.session import find_session, list_sessions, runs_dir
+from agent.workflows import run_task
+
+runner = CliRunner()
+DEAD_ENDPOINT = "http://127.0.0.1:9"
+FINISH = "<finish><summary>ok</summary></finish>"
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = tmp_path / "r"
+    r = git.Repo.init(path, initial_branch="main")
+    (path / "a.py").write_text("x = 1\n")
+    r.git.add("a.py")
+    r.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    return path
+
+
+def test_sessions_are_listed_newest_first_with_how_they_ended(repo, tmp_path, scripted):
+    first = run_task(repo, "first task", Config(), backend=scripted([FINISH]))
+    second = run_task(repo, "second task", Config(max_steps=1), backend=scripted(["no call"]))
+    found = list_sessions()
+    assert [s.task for s in found] == ["second task", "first task"]
+    assert [s.status for s in found] == ["step_limit", "finished"] and {s.kind for s in found} == {"run"}
+    assert found[1].id == first.transcript.rsplit("/", 1)[1].removesuffix(".jsonl")
+    assert list_sessions(repo) == found and list_sessions(tmp_path) == []
+    shown = runner.invoke(app, ["sessions", "list"], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0 and found[0].id in shown.output and "step_limit" in shown.output
+    narrow = runner.invoke(app, ["sessions", "list"], env={"COLUMNS": "80"})
+    assert found[0].id in narrow.output and found[1].id in narrow.output, "an id is never cut on a narrow terminal"
+    assert found[0].path == find_session(found[0].id) == find_session(found[0].id[:-3]) == find_session(second.transcript)
+
+
+def test_a_session_cut_by_a_crash_is_listed_as_unfinished(repo, scripted):
+    done = run_task(repo, "t", Config(), backend=scripted([FINISH]))
+    path = find_session(done.transcript)
+    text = path.read_text()
+    path.write_text(text[: text.rstrip("\n").rfind("\n") + 30])  # the end event, cut short
+    (only,) = list_sessions()
+    assert only.status is None
+    assert "unfinished" in runner.invoke(app, ["sessions", "list"], env={"COLUMNS": "300"}).output
+
+
+def test_run_resume_takes_a_session_id(repo, scripted):
+    run_task(repo, "t", Config(max_steps=1), backend=scripted(["no call"]))
+    session = list_sessions()[0].id
+    result = runner.invoke(app, ["run", "--resume", session, "--endpoint", DEAD_ENDPOINT])
+    assert result.exit_code == 1 and "cannot reach" in result.output, "it found the session and went on to the model"
+
+
+def test_unknown_or_ambiguous_ids_are_one_error_line(repo, scripted):
+    assert runner.invoke(app, ["sessions", "list"]).output.startswith("no sessions yet")
+    run_task(repo, "t", Config(), backend=scripted([FINISH]))
+    run_task(repo, "t", Config(), backend=scripted([FINISH]))
+    with pytest.raises(UserError, match="neither a transcript file nor a session id"):
+        find_session("nope")
+    with pytest.raises(UserError, match="matches several sessions"):
+        find_session(sorted(runs_dir().glob("*.jsonl"))[0].name[:4])
+    result = runner.invoke(app, ["run", "--resume", "nope"])
+    assert result.exit_code == 1 and result.output.startswith("error: 'nope' is neither")
