@@ -28,8 +28,9 @@ ESCAPED_STYLE = "reverse bold red"
 class TerminalApproval:
     """`ask(request) -> True (yes) | False (no) | None (no terminal to ask on)`."""
 
-    def __init__(self, console: Console | None = None, stdin: IO[str] | None = None, events=None,
-                 session_always: bool = False):
+    def __init__(
+        self, console: Console | None = None, stdin: IO[str] | None = None, events=None, session_always: bool = False
+    ):
         self.console = console or Console(stderr=True)
         self.stdin = stdin
         self.events = events  # AgentEvents: on_note stops the live reply display before the question
@@ -50,8 +51,9 @@ class TerminalApproval:
             return True
         if self.events is not None:
             self.events.on_note(f"approval needed for {visible(request.tool)}")
-        self.console.print(Panel(shown(request), title=_title(request), subtitle=Text(visible(request.reason)),
-                                 title_align="left"))
+        self.console.print(
+            Panel(shown(request), title=_title(request), subtitle=Text(visible(request.reason)), title_align="left")
+        )
         question = "Allow it? [y/N/a: always, this session] " if self.always is not None else "Allow it? [y/N] "
         self.console.print(question, end="", markup=False, highlight=False)
         try:

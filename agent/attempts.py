@@ -30,9 +30,17 @@ MIN_STEPS = 6  # an attempt gets at least this many steps: fewer attempts when m
 VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionError|assertion)\b)", re.I)
 
 
-def run_attempts(new_agent: Callable[[int, int], Agent], task: str, *, attempts: int, max_steps: int,
-                 restore: Callable[[], None], verify: Callable[[], str | None] | None,
-                 note: Callable[[str], None] = lambda text: None, history: list[Message] | None = None) -> RunResult:
+def run_attempts(
+    new_agent: Callable[[int, int], Agent],
+    task: str,
+    *,
+    attempts: int,
+    max_steps: int,
+    restore: Callable[[], None],
+    verify: Callable[[], str | None] | None,
+    note: Callable[[str], None] = lambda text: None,
+    history: list[Message] | None = None,
+) -> RunResult:
     """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps, attempt)` builds
     one attempt's agent (its own sampling seed: the same seed and a fresh context would repeat the attempt), `restore()` puts the workspace back as the task found it. A resumed conversation
     (`history`) goes on as one attempt with all the steps."""
@@ -50,13 +58,20 @@ def run_attempts(new_agent: Callable[[int, int], Agent], task: str, *, attempts:
         if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
             break
         why = failure(result, verify() if verify else None)
-        note(f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
-             f"attempt {number + 1} with a fresh context")
+        note(
+            f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
+            f"attempt {number + 1} with a fresh context"
+        )
         if agent.transcript:
             agent.transcript.write("restart", attempt=number + 1, why=why)
         restore()
-    return result.model_copy(update={"stats": stats, "wall_seconds": time.monotonic() - started,
-                                     "summary": f"{result.summary} (attempt {number} of {attempts})"})
+    return result.model_copy(
+        update={
+            "stats": stats,
+            "wall_seconds": time.monotonic() - started,
+            "summary": f"{result.summary} (attempt {number} of {attempts})",
+        }
+    )
 
 
 def failure(result: RunResult, check: str | None) -> str:

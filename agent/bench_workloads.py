@@ -23,7 +23,9 @@ WRITE_TASK = (
     "updated inventory.py with write_file."
 )
 
-SESSION_TASK = "A Python module temperature.py with functions c_to_f(celsius) and f_to_c(fahrenheit), with pytest tests."
+SESSION_TASK = (
+    "A Python module temperature.py with functions c_to_f(celsius) and f_to_c(fahrenheit), with pytest tests."
+)
 SESSION_OBSERVATIONS = [
     '<observation tool="write_file" status="ok">\ncreated temperature.py (6 lines)\n</observation>\n'
     '<observation tool="write_file" status="ok">\ncreated test_temperature.py (9 lines)\n</observation>\n'
@@ -51,8 +53,10 @@ def file_write_workloads(max_tokens: int = 1200) -> list[Workload]:
 
 
 def session_workload(max_tokens: int = 400) -> Workload:
-    opening = [Message(role="system", content=system_prompt(TextProtocol(), _toolbox())),
-               Message(role="user", content=task_message(SESSION_TASK, [".gitignore"]))]
+    opening = [
+        Message(role="system", content=system_prompt(TextProtocol(), _toolbox())),
+        Message(role="user", content=task_message(SESSION_TASK, [".gitignore"])),
+    ]
     turns = [opening] + [[Message(role="user", content=o)] for o in SESSION_OBSERVATIONS]
     return Workload(id="agent-session", kind="agent", turns=turns, max_tokens=max_tokens)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from agent import checkpoints
 from agent import repo as gitrepo
@@ -27,7 +27,8 @@ from tools.base import Tool, ToolResult
 COMPACT_REQUEST = (
     "Summarize this conversation for yourself, to go on from the summary alone: what the user asked, what was "
     "done (which files changed and why), what failed and why, which files matter, and what is left to do. Plain "
-    "sentences, at most 200 words. Do not call a tool.")
+    "sentences, at most 200 words. Do not call a tool."
+)
 COMPACTED = "Summary of this session so far (it replaces the earlier turns):\n{summary}"
 UNDONE = "(The user took back your last change with /undo: {files} are as they were before it.)"
 COMPACT_AT = 0.75  # share of the context a conversation may fill before it is compacted on its own
@@ -37,8 +38,17 @@ class ChatSession:
     """The state of one chat: the agent and its conversation, the git run, the totals for /cost. It is also the
     agent's events (between the checkpoints and the display), to count every step's tokens."""
 
-    def __init__(self, repo: Path, config: Config, backend: ChatBackend, git_run: GitRun, transcript: Transcript,
-                 display: ChatDisplay, make_agent: Callable[[AgentEvents], Agent], mcp_tools: list[Tool]):
+    def __init__(
+        self,
+        repo: Path,
+        config: Config,
+        backend: ChatBackend,
+        git_run: GitRun,
+        transcript: Transcript,
+        display: ChatDisplay,
+        make_agent: Callable[[AgentEvents], Agent],
+        mcp_tools: Sequence[Tool],
+    ):
         """`make_agent(events)`: the session's agent, given the events it must report to (this session)."""
         self.repo, self.config, self.backend, self.git_run = repo, config, backend, git_run
         self.transcript, self.display, self.mcp_tools = transcript, display, mcp_tools
@@ -72,8 +82,9 @@ class ChatSession:
             self.display.quiet()
             self.git_run.commit_leftovers("changes left at the end of a reply")
         if self.nearly_full():
-            self.display.on_note(f"the conversation fills {self.last_prompt / self.config.n_ctx:.0%} of the context; "
-                                 "compacting it")
+            self.display.on_note(
+                f"the conversation fills {self.last_prompt / self.config.n_ctx:.0%} of the context; compacting it"
+            )
             self.compact()
         return result
 
@@ -87,8 +98,11 @@ class ChatSession:
         messages = self.agent.messages
         if len(messages) < 3:
             raise UserError("nothing to compact yet")
-        completion = self.backend.complete([*messages, Message(role="user", content=COMPACT_REQUEST)], None,
-                                           Sampling(temperature=0.0, max_tokens=400, seed=self.config.seed))
+        completion = self.backend.complete(
+            [*messages, Message(role="user", content=COMPACT_REQUEST)],
+            None,
+            Sampling(temperature=0.0, max_tokens=400, seed=self.config.seed),
+        )
         summary = completion.text.strip()
         self.totals.add(completion.timings)  # what compacting cost is part of the session's cost
         messages[1:] = [Message(role="user", content=COMPACTED.format(summary=summary))]
@@ -122,9 +136,11 @@ class ChatSession:
     def cost(self) -> str:
         t = self.totals
         drafted = f" · drafted {self.drafted}, accepted {self.accepted}" if self.drafted else ""
-        return (f"{t.steps} model turn{'s' * (t.steps != 1)} · prompt {t.prompt_tokens} tokens ({t.cache_reuse:.0%} from the KV cache after "
-                f"the first turn) · generated {t.completion_tokens} tokens at {t.tokens_per_second:.1f} tok/s · "
-                f"prompt processing {t.prompt_seconds:.1f}s{drafted}")
+        return (
+            f"{t.steps} model turn{'s' * (t.steps != 1)} · prompt {t.prompt_tokens} tokens ({t.cache_reuse:.0%} from the KV cache after "
+            f"the first turn) · generated {t.completion_tokens} tokens at {t.tokens_per_second:.1f} tok/s · "
+            f"prompt processing {t.prompt_seconds:.1f}s{drafted}"
+        )
 
     # AgentEvents: count, then show
     def on_text(self, text: str) -> None:
@@ -143,8 +159,9 @@ class ChatSession:
 
 
 @contextmanager
-def open_chat(repo: Path, config: Config, display: ChatDisplay, resume: Path | None = None,
-              backend: ChatBackend | None = None) -> Iterator[ChatSession]:
+def open_chat(
+    repo: Path, config: Config, display: ChatDisplay, resume: Path | None = None, backend: ChatBackend | None = None
+) -> Iterator[ChatSession]:
     """A chat in `repo` (or in the workspace of the session `resume` names, its conversation and branch): the
     backend and MCP servers open, the session's branch checked out, the transcript written. On the way out the
     work stays committed on that branch and the user's own uncommitted work is put back (as `agent run`)."""
@@ -161,15 +178,37 @@ def open_chat(repo: Path, config: Config, display: ChatDisplay, resume: Path | N
     git_run = GitRun(repo, "chat", config, branch if kept else None)
     try:
         with closing(Transcript(new_transcript_path(f"chat-{repo.name}"))) as transcript:
-            transcript.write("start", workspace=str(repo), task="chat", workflow="chat", branch=git_run.branch,
-                             config=config.model_dump(exclude={"api_key"}), **({"resumed": str(resume)} if resume else {}))
+            transcript.write(
+                "start",
+                workspace=str(repo),
+                task="chat",
+                workflow="chat",
+                branch=git_run.branch,
+                config=config.model_dump(exclude={"api_key"}),
+                **({"resumed": str(resume)} if resume else {}),
+            )
             if backend is None and not (config.endpoint or config.profile):
                 display.on_note(f"loading {config.model} ...")
             opened = nullcontext(backend) if backend else backend_session(config)
             with opened as model, mcp_session(config, repo, display.on_note) as mcp_tools:
-                session = ChatSession(repo, config, model, git_run, transcript, display, lambda events: build_agent(
-                    config, model, repo, transcript=transcript, events=events, verify=tests_gate(repo, config),
-                    extra_tools=mcp_tools), mcp_tools)
+                session = ChatSession(
+                    repo,
+                    config,
+                    model,
+                    git_run,
+                    transcript,
+                    display,
+                    lambda events: build_agent(
+                        config,
+                        model,
+                        repo,
+                        transcript=transcript,
+                        events=events,
+                        verify=tests_gate(repo, config),
+                        extra_tools=mcp_tools,
+                    ),
+                    mcp_tools,
+                )
                 if config.approval == "ask" and session.agent.ctx.approver:
                     session.agent.ctx.approver.ask = TerminalApproval(events=display, session_always=True)
                 if recorded:

@@ -58,7 +58,7 @@ class ChatDisplay:
         end = len(self.buffer) if cut < 0 else cut
         if end > self.shown:
             self.quiet()
-            self.console.print(plain(self.buffer[self.shown:end]), end="", highlight=False, soft_wrap=True)
+            self.console.print(plain(self.buffer[self.shown : end]), end="", highlight=False, soft_wrap=True)
             self.line_open, self.shown = True, end
         self.in_call = cut >= 0
 
@@ -70,7 +70,7 @@ class ChatDisplay:
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
         self.quiet()
         if not results and self.in_call:  # a `<` in prose, not a call: show the rest
-            self.console.print(plain(self.buffer[self.shown:]), end="", highlight=False, soft_wrap=True)
+            self.console.print(plain(self.buffer[self.shown :]), end="", highlight=False, soft_wrap=True)
         self._end_line()
         for call, result in results:
             self.show_call(call, result)
@@ -108,7 +108,9 @@ class ChatDisplay:
         except (OSError, git.GitCommandError, gitrepo.RepoError):
             return
         lines = text.splitlines()
-        shown = "\n".join(lines[:DIFF_LINES]) + (f"\n... {len(lines) - DIFF_LINES} more lines" if len(lines) > DIFF_LINES else "")
+        shown = "\n".join(lines[:DIFF_LINES]) + (
+            f"\n... {len(lines) - DIFF_LINES} more lines" if len(lines) > DIFF_LINES else ""
+        )
         if shown.strip():
             self.console.print(Syntax(visible(shown), "diff", background_color="default", word_wrap=True))
 

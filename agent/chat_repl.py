@@ -19,10 +19,14 @@ STOP = object()
 
 def repl(session: ChatSession, read: Read, console: Console) -> None:
     """Read a message, reply, until /exit or end of input. Ctrl-C while the agent works stops that reply only."""
-    console.print(Text.assemble(("dflash-agent", "bold"), plain(f" · {session.repo} · branch {session.git_run.branch}"
-                                                                  f" · session {session.id}"), ("\n/help for commands, "
-                                "Alt-Enter for a new line, Ctrl-C stops a reply, /exit or Ctrl-D to end.", "dim")),
-                  highlight=False)
+    console.print(
+        Text.assemble(
+            ("dflash-agent", "bold"),
+            plain(f" · {session.repo} · branch {session.git_run.branch} · session {session.id}"),
+            ("\n/help for commands, Alt-Enter for a new line, Ctrl-C stops a reply, /exit or Ctrl-D to end.", "dim"),
+        ),
+        highlight=False,
+    )
     while True:
         try:
             line = read()
@@ -40,8 +44,10 @@ def repl(session: ChatSession, read: Read, console: Console) -> None:
             else:
                 reply(session, text, console)
         except KeyboardInterrupt:
-            console.print(plain("\nstopped (Ctrl-C): what it changed so far is committed; go on, or /undo", "yellow"),
-                          highlight=False)
+            console.print(
+                plain("\nstopped (Ctrl-C): what it changed so far is committed; go on, or /undo", "yellow"),
+                highlight=False,
+            )
         except user_errors() as exc:
             console.print(Text.assemble(("error:", "red"), " ", visible(str(exc))), highlight=False, soft_wrap=True)
 
@@ -52,8 +58,14 @@ def reply(session: ChatSession, text: str, console: Console) -> None:
         console.print(plain(f"{result.status}: {result.summary.strip()[:500]}", "yellow"), highlight=False)
     s, last = result.stats, session.last
     read = f" · last prompt {last.prompt_tokens} tok ({last.cached_prompt_tokens} from cache)" if last else ""
-    console.print(plain(f"{s.steps} turn{'s' * (s.steps != 1)} · {s.completion_tokens} tok at {s.tokens_per_second:.1f} tok/s{read} · "
-                        f"{result.wall_seconds:.0f}s", "dim"), highlight=False)
+    console.print(
+        plain(
+            f"{s.steps} turn{'s' * (s.steps != 1)} · {s.completion_tokens} tok at {s.tokens_per_second:.1f} tok/s{read} · "
+            f"{result.wall_seconds:.0f}s",
+            "dim",
+        ),
+        highlight=False,
+    )
 
 
 def slash(session: ChatSession, text: str, console: Console) -> object:
@@ -72,8 +84,12 @@ def _help(session: ChatSession, arg: str, console: Console) -> None:
 
 def _undo(session: ChatSession, arg: str, console: Console) -> None:
     done = session.undo()
-    console.print(plain(f"undid {done.undone[:10]} {done.undone_subject}; files back as before: "
-                        f"{', '.join(done.files) or '(none)'}"), highlight=False)
+    console.print(
+        plain(
+            f"undid {done.undone[:10]} {done.undone_subject}; files back as before: {', '.join(done.files) or '(none)'}"
+        ),
+        highlight=False,
+    )
 
 
 def _diff(session: ChatSession, arg: str, console: Console) -> None:
@@ -88,17 +104,27 @@ def _clear(session: ChatSession, arg: str, console: Console) -> None:
 
 def _compact(session: ChatSession, arg: str, console: Console) -> None:
     t = session.compact()
-    console.print(plain(f"compacted: the {t.prompt_tokens}-token conversation is now a {t.completion_tokens}-token "
-                        f"summary after the system prompt (reading it: {t.prompt_ms / 1000:.1f}s, "
-                        f"{t.cached_prompt_tokens} tokens from the KV cache; writing the summary: "
-                        f"{t.predicted_ms / 1000:.1f}s)"), highlight=False)
+    console.print(
+        plain(
+            f"compacted: the {t.prompt_tokens}-token conversation is now a {t.completion_tokens}-token "
+            f"summary after the system prompt (reading it: {t.prompt_ms / 1000:.1f}s, "
+            f"{t.cached_prompt_tokens} tokens from the KV cache; writing the summary: "
+            f"{t.predicted_ms / 1000:.1f}s)"
+        ),
+        highlight=False,
+    )
 
 
 def _model(session: ChatSession, arg: str, console: Console) -> None:
     c = session.config
     serving = f"endpoint {c.endpoint}" if c.endpoint else f"profile {c.profile}" if c.profile else f"embedded {c.model}"
-    console.print(plain(f"{serving} · context {c.n_ctx} tokens · temperature {c.temperature}; to change it, /exit and "
-                        f"`agent chat --continue --model ID` (or --endpoint / --profile)"), highlight=False)
+    console.print(
+        plain(
+            f"{serving} · context {c.n_ctx} tokens · temperature {c.temperature}; to change it, /exit and "
+            f"`agent chat --continue --model ID` (or --endpoint / --profile)"
+        ),
+        highlight=False,
+    )
 
 
 def _skills(session: ChatSession, arg: str, console: Console) -> None:
@@ -106,16 +132,19 @@ def _skills(session: ChatSession, arg: str, console: Console) -> None:
 
     catalog = discover_skills(session.repo)
     for skill in catalog.skills:
-        console.print(Text.assemble(plain(skill.name, "bold"), plain(f" ({skill.source}) {skill.description}")),
-                      highlight=False)
+        console.print(
+            Text.assemble(plain(skill.name, "bold"), plain(f" ({skill.source}) {skill.description}")), highlight=False
+        )
     if not catalog.skills:
         console.print("no skills found")
 
 
 def _mcp(session: ChatSession, arg: str, console: Console) -> None:
     names = [tool.name for tool in session.mcp_tools]
-    console.print(plain("MCP tools: " + ", ".join(names) if names else "no MCP tools in this session (`agent mcp list`)"),
-                  highlight=False)
+    console.print(
+        plain("MCP tools: " + ", ".join(names) if names else "no MCP tools in this session (`agent mcp list`)"),
+        highlight=False,
+    )
 
 
 def _cost(session: ChatSession, arg: str, console: Console) -> None:
@@ -129,7 +158,9 @@ def _resume(session: ChatSession, arg: str, console: Console) -> None:
         chats = [s for s in list_sessions(session.repo) if s.kind == "chat" and s.id != session.id][:10]
         for s in chats:
             console.print(plain(f"{s.id}  {s.status or 'unfinished'}"), highlight=False)
-        console.print("/resume ID loads that conversation here" if chats else "no other chat sessions in this repository")
+        console.print(
+            "/resume ID loads that conversation here" if chats else "no other chat sessions in this repository"
+        )
         return
     session.load(read_transcript(find_session(arg)).messages)
     console.print(plain(f"loaded the conversation of {arg}"), highlight=False)

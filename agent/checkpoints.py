@@ -67,14 +67,20 @@ class GitRun:
         self.own_branch = not config.current_branch or self.resumed  # the run works on a branch of its own
         if not self.own_branch and self.start_branch is None:
             raise gitrepo.RepoError("HEAD is detached: there is no current branch to work on; check out a branch first")
-        self.branch = resume or (branch_name(config.branch, task, self.run_id) if self.own_branch else self.start_branch)
+        self.branch = resume or (
+            branch_name(config.branch, task, self.run_id) if self.own_branch else self.start_branch
+        )
         dirty = gitrepo.dirty_paths(self.repo)
         if dirty and config.dirty == "refuse":
-            raise gitrepo.RepoError(f"{path} has uncommitted changes ({', '.join(dirty[:5])}{' ...' if len(dirty) > 5 else ''}); "
-                             "commit or stash them, or set dirty = \"stash\"")
+            raise gitrepo.RepoError(
+                f"{path} has uncommitted changes ({', '.join(dirty[:5])}{' ...' if len(dirty) > 5 else ''}); "
+                'commit or stash them, or set dirty = "stash"'
+            )
         if dirty:
             self.stash = gitrepo.stash_paths(self.repo, dirty, f"dflash-agent: your work before run {self.run_id}")
-            self.notes.append(f"your uncommitted changes ({len(dirty)} files) were stashed as {self.stash[:10]} before the run")
+            self.notes.append(
+                f"your uncommitted changes ({len(dirty)} files) were stashed as {self.stash[:10]} before the run"
+            )
         if self.own_branch:
             try:
                 self.repo.git.checkout("-q", *([self.branch] if self.resumed else ["-b", self.branch]))
@@ -83,8 +89,13 @@ class GitRun:
                 raise gitrepo.RepoError(f"cannot check out {self.branch}: {gitrepo.git_said(exc)}") from None
         self.start_commit = self.repo.head.commit.hexsha  # a resumed run reports what it adds to its branch
 
-    def checkpoint(self, step: int, completion: Completion | None, results: list[tuple[ParsedCall, ToolResult]],
-                   subject: str | None = None) -> Checkpoint | None:
+    def checkpoint(
+        self,
+        step: int,
+        completion: Completion | None,
+        results: list[tuple[ParsedCall, ToolResult]],
+        subject: str | None = None,
+    ) -> Checkpoint | None:
         """Commit what this step changed, with a message saying what (calls, files) and why (the model's intent)."""
         self.last_step = max(self.last_step, step)
         paths = gitrepo.dirty_paths(self.repo)
@@ -122,7 +133,9 @@ class GitRun:
         if committed and ((self.stash is not None) if return_to_start is None else return_to_start):
             self._go_to_start()
         elif not self._on_branch():
-            self.notes.append(f"the run ended on {self._checked_out()}, not on {self.branch} (the model ran git itself?)")
+            self.notes.append(
+                f"the run ended on {self._checked_out()}, not on {self.branch} (the model ran git itself?)"
+            )
         self._restore_user_work()
         return self._final(report)
 
@@ -130,8 +143,10 @@ class GitRun:
         """Take the run's commits off its branch (e.g. verification failed): the start branch is checked out at
         its start commit, the run's own branch deleted, the attempt kept under refs/dflash-agent/attempts/."""
         if not self.commit_leftovers("changes left at the end of the run"):
-            self.notes.append(f"{reason}, but nothing was discarded: the run's changes could not all be committed"
-                              + (f"; your own work is in the stash {self.stash[:10]}" if self.stash else ""))
+            self.notes.append(
+                f"{reason}, but nothing was discarded: the run's changes could not all be committed"
+                + (f"; your own work is in the stash {self.stash[:10]}" if self.stash else "")
+            )
             return self._final(self._report())
         report = self._report()
         if report.head:
@@ -166,16 +181,20 @@ class GitRun:
     def _note_nested(self) -> None:
         for path in set(gitrepo.nested_repos(self.repo)) - self.nested:
             self.nested.add(path)
-            self.notes.append(f"{path} is a git repository of its own: not committed (the agent never records or "
-                              "enters nested repositories; commit it there, or add it as a submodule yourself)")
+            self.notes.append(
+                f"{path} is a git repository of its own: not committed (the agent never records or "
+                "enters nested repositories; commit it there, or add it as a submodule yourself)"
+            )
 
     def commit_leftovers(self, subject: str) -> bool:
         """Checkpoint what the last step left; False (with a note) when git could not commit it."""
         try:
             self.checkpoint(self.last_step, None, [], subject=subject)
         except git.GitCommandError as exc:
-            self.notes.append(f"{subject} could not be committed ({gitrepo.git_said(exc)}); they are uncommitted "
-                              f"on {self._checked_out()}" + (f", your own work in the stash {self.stash[:10]}" if self.stash else ""))
+            self.notes.append(
+                f"{subject} could not be committed ({gitrepo.git_said(exc)}); they are uncommitted "
+                f"on {self._checked_out()}" + (f", your own work in the stash {self.stash[:10]}" if self.stash else "")
+            )
             return False
         return True
 
@@ -184,22 +203,31 @@ class GitRun:
 
     def _squash(self, outcome: str) -> None:
         steps = "\n".join(f"- {c.subject}" for c in self.checkpoints)
-        message = (f"agent: {self.task.strip().splitlines()[0][:60]}\n\n{outcome.strip()[:800]}\n\n"
-                   f"Squashed {len(self.checkpoints)} checkpoints:\n{steps}\n\n{TRAILER}: {self.run_id}\nAgent-Step: squash\n")
+        message = (
+            f"agent: {self.task.strip().splitlines()[0][:60]}\n\n{outcome.strip()[:800]}\n\n"
+            f"Squashed {len(self.checkpoints)} checkpoints:\n{steps}\n\n{TRAILER}: {self.run_id}\nAgent-Step: squash\n"
+        )
         self.repo.git.reset("-q", "--soft", self.start_commit)
         self.squashed, self.checkpoints = True, []
         files = gitrepo.names(gitrepo.diff(self.repo, "--cached", "--no-renames", "--name-only", "-z"))
         if files:  # else the steps cancelled out: the branch stays at the start commit
             self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)
-            self.checkpoints = [Checkpoint(step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0],
-                                           files=sorted(files))]
+            self.checkpoints = [
+                Checkpoint(
+                    step=0, commit=self.repo.head.commit.hexsha, subject=message.splitlines()[0], files=sorted(files)
+                )
+            ]
 
     def _report(self) -> GitReport:
         head = self.repo.commit(self.branch).hexsha if self.branch in self.repo.heads else self.start_commit
         touched = head != self.start_commit
         return GitReport(
-            branch=self.branch, start_branch=self.start_branch, start_commit=self.start_commit,
-            checked_out=self._checked_out(), checkpoints=self.checkpoints, squashed=self.squashed,
+            branch=self.branch,
+            start_branch=self.start_branch,
+            start_commit=self.start_commit,
+            checked_out=self._checked_out(),
+            checkpoints=self.checkpoints,
+            squashed=self.squashed,
             head=head if touched else None,
             files=gitrepo.changed_since(self.repo, self.start_commit, head) if touched else [],
             diff_stat=gitrepo.diff_stat_since(self.repo, self.start_commit, head) if touched else "",
@@ -214,8 +242,10 @@ class GitRun:
             return
         clashes = gitrepo.restore_stash(self.repo, self.stash)
         if clashes:
-            self.notes.append(f"your stashed changes touch files the run changed ({', '.join(clashes[:5])}); they are "
-                              f"kept in the stash {self.stash[:10]}: apply them with `git stash pop` when ready")
+            self.notes.append(
+                f"your stashed changes touch files the run changed ({', '.join(clashes[:5])}); they are "
+                f"kept in the stash {self.stash[:10]}: apply them with `git stash pop` when ready"
+            )
         else:
             self.notes.append(f"your uncommitted changes were restored on {self._checked_out()}")
             self.stash = None
@@ -250,8 +280,10 @@ class CheckpointEvents:
             self.on_note(f"checkpoint after step {step} failed: {str(exc).strip()[:300]}")
             return
         if point:
-            self.on_note(f"checkpoint {point.commit[:8]} on {self.run.branch}: {', '.join(point.files[:4])}"
-                         + (" ..." if len(point.files) > 4 else ""))
+            self.on_note(
+                f"checkpoint {point.commit[:8]} on {self.run.branch}: {', '.join(point.files[:4])}"
+                + (" ..." if len(point.files) > 4 else "")
+            )
 
 
 def branch_name(template: str, task: str, run_id: str) -> str:
@@ -299,12 +331,16 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
     current = None if repo.head.is_detached or not repo.head.is_valid() else repo.active_branch.name
     branch = branch or current
     if branch is None or branch not in repo.heads:
-        raise gitrepo.RepoError(f"no branch to undo on{f' ({branch!r} does not exist)' if branch else ' (detached HEAD)'}; "
-                         f"agent branches: {', '.join(agent_branches(repo)) or 'none'}")
+        raise gitrepo.RepoError(
+            f"no branch to undo on{f' ({branch!r} does not exist)' if branch else ' (detached HEAD)'}; "
+            f"agent branches: {', '.join(agent_branches(repo)) or 'none'}"
+        )
     tip = repo.heads[branch].commit
     if not is_agent_commit(tip):
-        raise gitrepo.RepoError(f"the last commit on {branch} ({tip.hexsha[:10]} {tip.summary!r}) is not an agent checkpoint; "
-                         f"nothing to undo there. Agent branches: {', '.join(agent_branches(repo)) or 'none'}")
+        raise gitrepo.RepoError(
+            f"the last commit on {branch} ({tip.hexsha[:10]} {tip.summary!r}) is not an agent checkpoint; "
+            f"nothing to undo there. Agent branches: {', '.join(agent_branches(repo)) or 'none'}"
+        )
     if not tip.parents:
         raise gitrepo.RepoError(f"{tip.hexsha[:10]} has no parent to go back to")
     parent = tip.parents[0]
@@ -312,15 +348,24 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
     if branch == current:
         dirty = gitrepo.dirty_paths(repo)
         if dirty:
-            raise gitrepo.RepoError(f"uncommitted changes in {', '.join(dirty[:5])}; commit or stash them first (undo never "
-                             "overwrites work)")
+            raise gitrepo.RepoError(
+                f"uncommitted changes in {', '.join(dirty[:5])}; commit or stash them first (undo never "
+                "overwrites work)"
+            )
         repo.git.reset("-q", "--hard", parent.hexsha)
         redo = f"git reset --hard {tip.hexsha[:10]}"
     else:
         repo.git.branch("-f", branch, parent.hexsha)
         redo = f"git branch -f {branch} {tip.hexsha[:10]}"
-    return UndoResult(branch=branch, undone=tip.hexsha, undone_subject=str(tip.summary), now_at=parent.hexsha, files=files,
-                      checked_out=branch == current, redo=redo)
+    return UndoResult(
+        branch=branch,
+        undone=tip.hexsha,
+        undone_subject=str(tip.summary),
+        now_at=parent.hexsha,
+        files=files,
+        checked_out=branch == current,
+        redo=redo,
+    )
 
 
 def is_agent_commit(commit: git.Commit) -> bool:

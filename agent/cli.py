@@ -12,8 +12,24 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from agent.commands import (bench, chat, doctor, engine, eval, init, mcp, models, new_project, refactor, run,
-                            serve, sessions, skills, trust, undo)
+from agent.commands import (
+    bench,
+    chat,
+    doctor,
+    engine,
+    eval,
+    init,
+    mcp,
+    models,
+    new_project,
+    refactor,
+    run,
+    serve,
+    sessions,
+    skills,
+    trust,
+    undo,
+)
 from agent.commands.common import fail
 
 
@@ -33,8 +49,12 @@ class Commands(TyperGroup):
             fail(str(exc), getattr(exc, "exit_code", 1))
 
 
-app = typer.Typer(help="dflash-agent: a local coding agent on your own machine. Alone on a terminal, `agent` "
-                       "opens a chat in the current repository.", pretty_exceptions_enable=False, cls=Commands)
+app = typer.Typer(
+    help="dflash-agent: a local coding agent on your own machine. Alone on a terminal, `agent` "
+    "opens a chat in the current repository.",
+    pretty_exceptions_enable=False,
+    cls=Commands,
+)
 
 app.command("chat")(chat.chat)
 app.command("run")(run.run)
@@ -63,9 +83,12 @@ def _version(show: bool) -> None:
 
 
 @app.callback(invoke_without_command=True)
-def _main(ctx: typer.Context,
-          version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
-                                       help="Print the version and exit.")) -> None:
+def _main(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print the version and exit."
+    ),
+) -> None:
     """dflash-agent: a local coding agent on your own machine."""
     import signal
     import sys

@@ -138,8 +138,13 @@ def _warn(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def load_config(project: Path | None = None, overrides: dict[str, Any] | None = None, *,
-                ask: AskTrust | None = None, warn: Callable[[str], None] = _warn) -> Config:
+def load_config(
+    project: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    ask: AskTrust | None = None,
+    warn: Callable[[str], None] = _warn,
+) -> Config:
     """The settings for one run in `project`. A project's widening settings apply when approved before (the
     trust store), or when `ask` says yes (then they are remembered); otherwise they are left out with a
     warning that names `agent trust`."""
@@ -152,8 +157,12 @@ def load_config(project: Path | None = None, overrides: dict[str, Any] | None = 
     if review is None:
         return _validate(user)
     for name in review.refused:
-        warn(printable(f"warning: {review.file} sets `{name}`, which is read only from your user config "
-                       f"({user_config_path()}), the environment or flags: ignored"))
+        warn(
+            printable(
+                f"warning: {review.file} sets `{name}`, which is read only from your user config "
+                f"({user_config_path()}), the environment or flags: ignored"
+            )
+        )
     values = dict(review.values)
     if review.changes and not trust_store().approved(review.project, review.widening()):
         if ask is not None and ask(review):
@@ -162,8 +171,12 @@ def load_config(project: Path | None = None, overrides: dict[str, Any] | None = 
             for change in review.changes:
                 values.pop(change.name)
             names = ", ".join(c.name for c in review.changes)
-            warn(printable(f"warning: {review.file} widens {names}: ignored until you approve it with "
-                           f"`agent trust {review.project}`"))
+            warn(
+                printable(
+                    f"warning: {review.file} widens {names}: ignored until you approve it with "
+                    f"`agent trust {review.project}`"
+                )
+            )
     layers = [user[0], _Layer(str(review.file), values), *user[1:]]
     return _validate(layers)
 
@@ -185,10 +198,14 @@ def _review(project: Path, user_layers: list[_Layer]) -> ProjectReview | None:
     typed = _validate([user_layers[0], _Layer(str(path), wanted)])
     later = {name for layer in user_layers[1:] for name in layer.values}
     values = {name: getattr(typed, name) for name in wanted}
-    changes = [Change(name=name, user=getattr(base, name), project=value) for name, value in values.items()
-               if name in WIDENS and name not in later and WIDENS[name](getattr(base, name), value)]
-    return ProjectReview(file=path, project=project.expanduser().resolve(), values=values, changes=changes,
-                         refused=refused)
+    changes = [
+        Change(name=name, user=getattr(base, name), project=value)
+        for name, value in values.items()
+        if name in WIDENS and name not in later and WIDENS[name](getattr(base, name), value)
+    ]
+    return ProjectReview(
+        file=path, project=project.expanduser().resolve(), values=values, changes=changes, refused=refused
+    )
 
 
 class _Layer(NamedTuple):
@@ -202,8 +219,11 @@ def _layers_without_project(overrides: dict[str, Any] | None) -> list[_Layer]:
     user = _read_toml(user_file, allowed=USER_ONLY_TABLES) or {}
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     _check_names(flags, "command line")
-    return [_Layer(str(user_file), {k: v for k, v in user.items() if k not in USER_ONLY_TABLES}),
-            _Layer("environment", _from_environment()), _Layer("command line", flags)]
+    return [
+        _Layer(str(user_file), {k: v for k, v in user.items() if k not in USER_ONLY_TABLES}),
+        _Layer("environment", _from_environment()),
+        _Layer("command line", flags),
+    ]
 
 
 def _read_toml(path: Path, allowed: set[str]) -> dict[str, Any] | None:
@@ -225,8 +245,11 @@ def _check_names(values: dict[str, Any], source: str, prefix: str = "") -> None:
     for name in values:
         if name not in Config.model_fields:
             close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.6)
-            hint = f"; did you mean {prefix}{close[0].upper() if prefix else close[0]}?" if close else \
-                f"; known settings: {', '.join(known)}"
+            hint = (
+                f"; did you mean {prefix}{close[0].upper() if prefix else close[0]}?"
+                if close
+                else f"; known settings: {', '.join(known)}"
+            )
             shown = f"{prefix}{name.upper()}" if prefix else name
             raise ConfigError(f"{source}: unknown setting {shown}{hint}")
 
@@ -269,9 +292,9 @@ def _from_environment() -> dict[str, Any]:
     values: dict[str, Any] = {}
     unknown: dict[str, Any] = {}
     for key, raw in os.environ.items():
-        if not key.startswith(ENV_PREFIX) or key[len(ENV_PREFIX):] in OTHER_ENV:
+        if not key.startswith(ENV_PREFIX) or key[len(ENV_PREFIX) :] in OTHER_ENV:
             continue
-        name = key[len(ENV_PREFIX):].lower()
+        name = key[len(ENV_PREFIX) :].lower()
         field = Config.model_fields.get(name)
         if field is None:
             unknown[name] = raw

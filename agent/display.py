@@ -48,7 +48,9 @@ class TerminalEvents:
         elapsed = time.perf_counter() - (self.first_at or time.perf_counter())
         rate = self.chunks / elapsed if elapsed > 0.2 else 0.0
         tail = "\n".join(self.buffer.splitlines()[-TAIL_LINES:])
-        return Group(plain(tail, "dim"), Text(f"step {self.step} · {self.chunks} tok · {rate:.1f} tok/s", style="bold cyan"))
+        return Group(
+            plain(tail, "dim"), Text(f"step {self.step} · {self.chunks} tok · {rate:.1f} tok/s", style="bold cyan")
+        )
 
     def on_note(self, text: str) -> None:
         self._stop_live()
@@ -65,12 +67,16 @@ class TerminalEvents:
         t = completion.timings
         line = Text.assemble((f"step {step}", "bold"), " ")
         for i, (call, result) in enumerate(results):
-            line.append_text(Text.assemble(", " if i else "", plain(call.name), (" ✗", "red") if result.is_error else ""))
+            line.append_text(
+                Text.assemble(", " if i else "", plain(call.name), (" ✗", "red") if result.is_error else "")
+            )
         if not results:
             line.append("no tool call", "yellow")
         cache = f"{t.cached_prompt_tokens}/{t.prompt_tokens}"
-        line.append(f"  ·  {t.completion_tokens} tok at {t.tokens_per_second:.1f} tok/s  ·  prompt cache {cache}"
-                    + (f"  ·  drafted {t.draft_n}, accepted {t.draft_accepted}" if t.draft_n else ""))
+        line.append(
+            f"  ·  {t.completion_tokens} tok at {t.tokens_per_second:.1f} tok/s  ·  prompt cache {cache}"
+            + (f"  ·  drafted {t.draft_n}, accepted {t.draft_accepted}" if t.draft_n else "")
+        )
         self.console.print(line, highlight=False)
         for call, result in results:
             if result.is_error:
@@ -83,8 +89,12 @@ def print_summary(console: Console, result: WorkflowResult) -> None:
     run: RunResult = result.run
     s = run.stats
     _line(console)
-    console.print(Text.assemble((f"{'✓' if run.status == 'finished' else '!'} {run.status}", "bold"),
-                                f" in {visible(result.directory)}"), highlight=False)
+    console.print(
+        Text.assemble(
+            (f"{'✓' if run.status == 'finished' else '!'} {run.status}", "bold"), f" in {visible(result.directory)}"
+        ),
+        highlight=False,
+    )
     _line(console, f"  summary:  {run.summary.strip()[:500]}")
     _line(console, f"  files:    {', '.join(result.files) or '(none)'}")
     if result.tests:
@@ -101,8 +111,11 @@ def print_summary(console: Console, result: WorkflowResult) -> None:
         print_git(console, result.git)
     elif result.commit:
         _line(console, f"  commit:   {result.commit[:12]}")
-    _line(console, f"  steps {s.steps} · tokens {s.prompt_tokens} prompt ({s.cache_reuse:.0%} cached after turn 1) / "
-             f"{s.completion_tokens} generated · {s.tokens_per_second:.1f} tok/s · wall {run.wall_seconds:.0f}s")
+    _line(
+        console,
+        f"  steps {s.steps} · tokens {s.prompt_tokens} prompt ({s.cache_reuse:.0%} cached after turn 1) / "
+        f"{s.completion_tokens} generated · {s.tokens_per_second:.1f} tok/s · wall {run.wall_seconds:.0f}s",
+    )
     _line(console, f"  transcript: {result.transcript}")
 
 
@@ -110,7 +123,9 @@ def print_git(console: Console, git: GitReport) -> None:
     """Where the run's work is, how many checkpoints, and what happened to the user's own changes."""
     n = len(git.checkpoints)
     kind = "squashed into 1 commit" if git.squashed and n else f"{n} checkpoint{'s' * (n != 1)}"
-    where = f"{git.branch} ({kind}, from {git.start_commit[:10]}" + (f" on {git.start_branch})" if git.start_branch else ")")
+    where = f"{git.branch} ({kind}, from {git.start_commit[:10]}" + (
+        f" on {git.start_branch})" if git.start_branch else ")"
+    )
     _line(console, f"  branch:   {where if git.branch else 'none: the changes were not kept'}")
     if git.head:
         undo = "agent undo" if git.checked_out == git.branch else f"agent undo --branch {git.branch}"
@@ -140,9 +155,13 @@ class LineEvents:
     def on_repo_done(self, outcome) -> None:
         colour = {"passed": "green", "failed": "red", "error": "red"}.get(outcome.status, "yellow")
         with self.lock:
-            self.console.print(Text.assemble(plain(f"{Path(outcome.repo).name}: {outcome.status}", colour),
-                                             plain(f" · {outcome.reason} · {outcome.steps} steps · {outcome.seconds:.0f}s")),
-                               highlight=False)
+            self.console.print(
+                Text.assemble(
+                    plain(f"{Path(outcome.repo).name}: {outcome.status}", colour),
+                    plain(f" · {outcome.reason} · {outcome.steps} steps · {outcome.seconds:.0f}s"),
+                ),
+                highlight=False,
+            )
 
 
 class _RepoLines:
@@ -160,5 +179,9 @@ class _RepoLines:
         calls = ", ".join(f"{c.name}{' (failed)' if r.is_error else ''}" for c, r in results) or "no tool call"
         t = completion.timings
         with self.parent.lock:
-            self.parent.console.print(plain(f"  {self.name}: step {step} {calls} · {t.completion_tokens} tok at "
-                                            f"{t.tokens_per_second:.1f} tok/s"), highlight=False)
+            self.parent.console.print(
+                plain(
+                    f"  {self.name}: step {step} {calls} · {t.completion_tokens} tok at {t.tokens_per_second:.1f} tok/s"
+                ),
+                highlight=False,
+            )

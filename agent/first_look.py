@@ -16,7 +16,9 @@ NOT_SHOWN = {".gitignore", "AGENTS.md", "CLAUDE.md", "package-lock.json", "Cargo
 def files_to_show(workspace: Path, files: list[str], task: str) -> dict[str, str]:
     """`{path: contents}` to put in the first message, within BUDGET characters."""
     # Not dot-folders' files either: project skills (.agent/skills) are read when activated, not up front.
-    candidates = [f for f in files if Path(f).name not in NOT_SHOWN and not any(p.startswith(".") for p in Path(f).parts[:-1])]
+    candidates = [
+        f for f in files if Path(f).name not in NOT_SHOWN and not any(p.startswith(".") for p in Path(f).parts[:-1])
+    ]
     texts = {f: text for f in candidates if (text := _text(workspace / f)) is not None}
     if len(texts) <= WHOLE_PROJECT_FILES and sum(len(t) for t in texts.values()) <= BUDGET:
         return texts

@@ -92,10 +92,21 @@ class AgentEvents(Protocol):
 
 
 class Agent:
-    def __init__(self, backend: ChatBackend, tools: list[Tool], ctx: ToolContext, *, protocol: TextProtocol | None = None,
-                 sampling: Sampling | None = None, max_steps: int = 30, transcript: Transcript | None = None,
-                 events: AgentEvents | None = None, prompt_sections: list[str] | None = None,
-                 verify: Callable[[], str | None] | None = None, max_repeats: int = 3):
+    def __init__(
+        self,
+        backend: ChatBackend,
+        tools: list[Tool],
+        ctx: ToolContext,
+        *,
+        protocol: TextProtocol | None = None,
+        sampling: Sampling | None = None,
+        max_steps: int = 30,
+        transcript: Transcript | None = None,
+        events: AgentEvents | None = None,
+        prompt_sections: list[str] | None = None,
+        verify: Callable[[], str | None] | None = None,
+        max_repeats: int = 3,
+    ):
         self.backend, self.ctx, self.max_steps, self.verify = backend, ctx, max_steps, verify
         self.max_repeats = max_repeats
         self.toolbox = Toolbox([*tools, FinishTool()])
@@ -111,7 +122,10 @@ class Agent:
         files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
         messages = self.messages = []
         shown = files_to_show(self.ctx.workspace, files, task)
-        first = [Message(role="system", content=self.system), Message(role="user", content=task_message(task, files, shown))]
+        first = [
+            Message(role="system", content=self.system),
+            Message(role="user", content=task_message(task, files, shown)),
+        ]
         for message in history or first:
             self._append(messages, message)
         return self._turn(stats, started)
@@ -146,8 +160,12 @@ class Agent:
                 stuck += 1
                 self._note(f"step {step}: the reply {problem}; discarded, sampling again hotter")
                 if stuck > self.max_repeats:
-                    return self._end("stuck", f"the model repeated itself {stuck} times; rephrase the task", stats, started)
-                sampling = sampling.model_copy(update={"temperature": min(sampling.temperature + 0.3, 1.0), "seed": step})
+                    return self._end(
+                        "stuck", f"the model repeated itself {stuck} times; rephrase the task", stats, started
+                    )
+                sampling = sampling.model_copy(
+                    update={"temperature": min(sampling.temperature + 0.3, 1.0), "seed": step}
+                )
                 if stuck == 2:  # resampling alone did not help: change the context
                     self._append(messages, Message(role="user", content=REPEAT_HELP))
                 continue
@@ -158,12 +176,19 @@ class Agent:
             if self.events:
                 self.events.on_step(step, completion, results)
             if self.transcript:
-                self.transcript.write("step", step=step, timings=completion.timings.model_dump(),
-                                      calls=[c.model_dump() for c, _ in results], errors=parsed.errors)
+                self.transcript.write(
+                    "step",
+                    step=step,
+                    timings=completion.timings.model_dump(),
+                    calls=[c.model_dump() for c, _ in results],
+                    errors=parsed.errors,
+                )
             finish = next((r for c, r in results if c.name == "finish" and not r.is_error), None)
             if finish:
                 return self._end("finished", finish.output, stats, started)
-            observations = self.protocol.observations(results, parsed.errors) or [Message(role="user", content=NO_CALL_NUDGE)]
+            observations = self.protocol.observations(results, parsed.errors) or [
+                Message(role="user", content=NO_CALL_NUDGE)
+            ]
             for message in observations:
                 self._append(messages, message)
         return self._end("step_limit", f"stopped after {self.max_steps} steps without finish", stats, started)
@@ -195,7 +220,9 @@ class Agent:
             failed = [c.name for c, r in results if r.is_error]
             problem = None
             if call.name == "finish":
-                problem = f"{', '.join(failed)} failed in this reply" if failed else (self.verify() if self.verify else None)
+                problem = (
+                    f"{', '.join(failed)} failed in this reply" if failed else (self.verify() if self.verify else None)
+                )
             if problem:
                 result = ToolResult.error(f"finish refused: {problem}\nFix this, then call finish again.")
             else:
@@ -230,4 +257,3 @@ def _degenerate(messages: list[Message], completion: Completion, window: int = 8
     if (messages[-1].content, completion.text.strip()) in pairs[-window:]:
         return "repeats an earlier one"
     return None
-

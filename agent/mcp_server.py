@@ -77,16 +77,21 @@ def build_server(overrides: dict[str, Any] | None = None, roots: list[Path] | No
     """`overrides` are config values for every run (model, endpoint, profile...); `roots` are the folders
     clients may ask the agent to work in (default: the current directory)."""
     allowed = [r.expanduser().resolve() for r in (roots or [Path.cwd()])]
-    server = MCPServer(APP, version=app_version(),
-                       instructions="A local coding agent. run_task changes code in a git repository; "
-                                    "new_project builds a project in a new folder.")
+    server = MCPServer(
+        APP,
+        version=app_version(),
+        instructions="A local coding agent. run_task changes code in a git repository; "
+        "new_project builds a project in a new folder.",
+    )
     one_run_at_a_time = anyio.Lock()  # the embedded model serves one generation at a time
 
     def inside_roots(directory: str) -> Path:
         path = Path(directory).expanduser().resolve()
         if not any(path == r or path.is_relative_to(r) for r in allowed):
-            raise ToolError(f"{path} is outside the folders this server may work in "
-                            f"({', '.join(map(str, allowed))}); start it with --root {path.parent}")
+            raise ToolError(
+                f"{path} is outside the folders this server may work in "
+                f"({', '.join(map(str, allowed))}); start it with --root {path.parent}"
+            )
         return path
 
     async def run_workflow(workflow, target: Path, text: str, max_steps: int | None, ctx: Context) -> TaskReport:
@@ -146,11 +151,16 @@ def _report(result, start: str | None) -> TaskReport:
         diff = diff[:MAX_DIFF_CHARS] + f"\n... [{len(diff) - MAX_DIFF_CHARS} more characters cut]"
     tests = result.tests
     return TaskReport(
-        status=result.run.status, summary=result.run.summary, directory=str(directory),
+        status=result.run.status,
+        summary=result.run.summary,
+        directory=str(directory),
         changed_files=result.files if start is None else changed,
-        diff_stat=result.diff_stat, diff=diff,
+        diff_stat=result.diff_stat,
+        diff=diff,
         tests=TestsReport(command=tests.command, passed=tests.passed, output_tail=tests.output_tail) if tests else None,
-        steps=result.run.stats.steps, transcript=result.transcript)
+        steps=result.run.stats.steps,
+        transcript=result.transcript,
+    )
 
 
 def _head_commit(directory: Path) -> str | None:
@@ -182,8 +192,9 @@ class BearerTokenGuard:
             if not hmac.compare_digest(given, self.expected):
                 from starlette.responses import JSONResponse
 
-                response = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
-                                        headers={"WWW-Authenticate": "Bearer"})
+                response = JSONResponse(
+                    {"error": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -37,13 +37,22 @@ def ask_on_terminal(server: MCPServerConfig) -> bool:
     """The approval question for a project server: the exact command, flagged as code execution."""
     if not sys.stdin.isatty():
         return False
-    print(f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
-          f"This runs code on your machine (under the run's sandbox setting):\n\n    {server.launch_line()}\n", file=sys.stderr)
-    return input("Allow it (now and next time, until the command or its files change)? [y/N] ").strip().lower() in ("y", "yes")
+    print(
+        f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
+        f"This runs code on your machine (under the run's sandbox setting):\n\n    {server.launch_line()}\n",
+        file=sys.stderr,
+    )
+    return input("Allow it (now and next time, until the command or its files change)? [y/N] ").strip().lower() in (
+        "y",
+        "yes",
+    )
 
 
-def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], bool] = ask_on_terminal,
-                     note: Callable[[str], None] = lambda text: None) -> list[MCPServerConfig]:
+def approved_servers(
+    loaded: LoadedServers,
+    ask: Callable[[MCPServerConfig], bool] = ask_on_terminal,
+    note: Callable[[str], None] = lambda text: None,
+) -> list[MCPServerConfig]:
     """Enabled servers the user allows; a project server not approved yet is asked about (or skipped)."""
     store, allowed = approvals(), []
     for server in loaded.servers:
@@ -52,8 +61,10 @@ def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], boo
         if not store.approved(server):
             if not ask(server):
                 where = f" --project {server.root}" if server.root else ""
-                note(f"MCP server {server.name!r} from {server.origin} is not approved, skipped; approve it with "
-                     f"`agent mcp approve {server.name}{where}` after checking: {server.launch_line()}")
+                note(
+                    f"MCP server {server.name!r} from {server.origin} is not approved, skipped; approve it with "
+                    f"`agent mcp approve {server.name}{where}` after checking: {server.launch_line()}"
+                )
                 continue
             store.approve(server)
         allowed.append(server)
@@ -61,7 +72,9 @@ def approved_servers(loaded: LoadedServers, ask: Callable[[MCPServerConfig], boo
 
 
 @contextmanager
-def mcp_session(config: Config, workspace: Path, note: Callable[[str], None] = lambda text: None) -> Iterator[list[MCPTool]]:
+def mcp_session(
+    config: Config, workspace: Path, note: Callable[[str], None] = lambda text: None
+) -> Iterator[list[MCPTool]]:
     """The MCP tools for one run; every problem becomes a note, never an exception."""
     if not config.mcp:
         yield []

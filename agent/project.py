@@ -27,20 +27,59 @@ from tools.workspace import iter_files
 
 Language = Literal["python", "node", "rust", "go", "java"]
 
-LANGUAGES = {".py": "Python", ".js": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript", ".go": "Go",
-             ".rs": "Rust", ".java": "Java", ".kt": "Kotlin", ".c": "C", ".h": "C", ".cpp": "C++", ".cc": "C++",
-             ".hpp": "C++", ".rb": "Ruby", ".php": "PHP", ".cs": "C#", ".swift": "Swift", ".sh": "Shell",
-             ".md": "Markdown", ".html": "HTML", ".css": "CSS", ".sql": "SQL", ".toml": "TOML", ".yaml": "YAML",
-             ".yml": "YAML", ".json": "JSON"}
+LANGUAGES = {
+    ".py": "Python",
+    ".js": "JavaScript",
+    ".ts": "TypeScript",
+    ".tsx": "TypeScript",
+    ".go": "Go",
+    ".rs": "Rust",
+    ".java": "Java",
+    ".kt": "Kotlin",
+    ".c": "C",
+    ".h": "C",
+    ".cpp": "C++",
+    ".cc": "C++",
+    ".hpp": "C++",
+    ".rb": "Ruby",
+    ".php": "PHP",
+    ".cs": "C#",
+    ".swift": "Swift",
+    ".sh": "Shell",
+    ".md": "Markdown",
+    ".html": "HTML",
+    ".css": "CSS",
+    ".sql": "SQL",
+    ".toml": "TOML",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".json": "JSON",
+}
 
 # A manifest names the language before any file count does; first match wins.
 MANIFESTS: tuple[tuple[str, Language], ...] = (
-    ("Cargo.toml", "rust"), ("package.json", "node"), ("go.mod", "go"), ("pom.xml", "java"),
-    ("build.gradle", "java"), ("build.gradle.kts", "java"), ("pyproject.toml", "python"), ("setup.py", "python"),
-    ("setup.cfg", "python"), ("requirements.txt", "python"),
+    ("Cargo.toml", "rust"),
+    ("package.json", "node"),
+    ("go.mod", "go"),
+    ("pom.xml", "java"),
+    ("build.gradle", "java"),
+    ("build.gradle.kts", "java"),
+    ("pyproject.toml", "python"),
+    ("setup.py", "python"),
+    ("setup.cfg", "python"),
+    ("requirements.txt", "python"),
 )
-SOURCE_LANGUAGE: dict[str, Language] = {".py": "python", ".js": "node", ".mjs": "node", ".cjs": "node",
-                                        ".ts": "node", ".rs": "rust", ".go": "go", ".java": "java", ".kt": "java"}
+SOURCE_LANGUAGE: dict[str, Language] = {
+    ".py": "python",
+    ".js": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".ts": "node",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
+    ".kt": "java",
+}
 
 CONVENTION_FILES = {
     "pyproject.toml": "Python packaging and tool settings are in pyproject.toml.",
@@ -63,9 +102,25 @@ NODE_SUFFIXES = (".js", ".mjs", ".cjs")
 PYTHON_ENV_DIRS = (".venv", "venv")
 WHEELHOUSE = platform_cache_dir() / "wheels"  # `pip download pytest -d` here to work offline
 # Settings the install step (and only it) sees: where the index is, its certificates, proxies.
-INSTALL_ENV = ["PIP_CONFIG_FILE", "PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST",
-               "PIP_CERT", "PIP_DEFAULT_TIMEOUT", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "npm_config_registry",
-               "NODE_EXTRA_CA_CERTS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"]
+INSTALL_ENV = [
+    "PIP_CONFIG_FILE",
+    "PIP_FIND_LINKS",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_TRUSTED_HOST",
+    "PIP_CERT",
+    "PIP_DEFAULT_TIMEOUT",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "npm_config_registry",
+    "NODE_EXTRA_CA_CERTS",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+]
 
 
 # --- what the project is -------------------------------------------------------------------------------
@@ -121,8 +176,10 @@ def detect_test_command(workspace: Path) -> str | None:
     files = list(iter_files(workspace, workspace))
     if any(p.suffix == ".py" and (p.name.startswith("test_") or p.stem.endswith("_test")) for p in files):
         return python_test_command(workspace)
-    if any(p.suffix in NODE_SUFFIXES and (NODE_TEST_FILE.match(p.name) or "test" in p.relative_to(workspace).parts[:-1])
-           for p in files):
+    if any(
+        p.suffix in NODE_SUFFIXES and (NODE_TEST_FILE.match(p.name) or "test" in p.relative_to(workspace).parts[:-1])
+        for p in files
+    ):
         return "node --test"
     makefile = workspace / "Makefile"
     if makefile.is_file() and re.search(r"^test:", makefile.read_text(errors="replace"), flags=re.MULTILINE):
@@ -158,7 +215,9 @@ def doctest_command(workspace: Path, limit: int = 20) -> str | None:
 
 def _has_examples(path: Path) -> bool:
     try:
-        return path.stat().st_size < 200_000 and re.search(r"^\s*>>> ", path.read_text(errors="replace"), re.M) is not None
+        return (
+            path.stat().st_size < 200_000 and re.search(r"^\s*>>> ", path.read_text(errors="replace"), re.M) is not None
+        )
     except OSError:
         return False
 
@@ -208,8 +267,9 @@ class SetupReport(BaseModel):
         return ", ".join(self.installed) or "nothing to install"
 
 
-def setup_environment(workspace: Path, lang: str | None, policy: SandboxPolicy, *, timeout: float = 300,
-                      offline: bool = False) -> SetupReport:
+def setup_environment(
+    workspace: Path, lang: str | None, policy: SandboxPolicy, *, timeout: float = 300, offline: bool = False
+) -> SetupReport:
     """Give the project what its tests need: a Python project a `.venv` with pytest (uv when installed, else
     `python3 -m venv`), a Node project with dependencies `npm install`. Every step runs under `policy`
     (the run's sandbox); an install step gets the network only when it cannot be served locally and
@@ -220,10 +280,17 @@ def setup_environment(workspace: Path, lang: str | None, policy: SandboxPolicy, 
         _python_env(workspace, policy, timeout, offline, report)
     elif lang == "node" and _npm_dependencies(workspace) and not (workspace / "node_modules").is_dir():
         (Path.home() / ".npm").mkdir(exist_ok=True)  # npm's cache: writable for the install step only
-        _install(workspace, policy, timeout, offline, report, "node_modules (npm install)",
-                 local="npm install --offline --ignore-scripts --no-audit --no-fund",
-                 remote="npm install --ignore-scripts --no-audit --no-fund",
-                 writable=[str(Path.home() / ".npm")])
+        _install(
+            workspace,
+            policy,
+            timeout,
+            offline,
+            report,
+            "node_modules (npm install)",
+            local="npm install --offline --ignore-scripts --no-audit --no-fund",
+            remote="npm install --ignore-scripts --no-audit --no-fund",
+            writable=[str(Path.home() / ".npm")],
+        )
     return report
 
 
@@ -244,7 +311,9 @@ def _python_env(workspace: Path, policy: SandboxPolicy, timeout: float, offline:
         create = "uv venv -q .venv" if uv else "python3 -m venv .venv"
         if not _step(workspace, create, policy, timeout, report):
             hint = "" if uv else " (on Debian: `apt-get install python3-venv`)"
-            report.problem = f"`{create}` failed{hint}: {(report.steps[-1].output_tail.splitlines() or ['no output'])[-1]}"
+            report.problem = (
+                f"`{create}` failed{hint}: {(report.steps[-1].output_tail.splitlines() or ['no output'])[-1]}"
+            )
             return
         report.installed.append(f".venv ({create})")
         env = workspace / ".venv"
@@ -253,15 +322,30 @@ def _python_env(workspace: Path, policy: SandboxPolicy, timeout: float, offline:
     pip = f"uv pip install -q --python {python}" if uv else f"{python} -m pip install -q --disable-pip-version-check"
     # without the network: what pip's configured local indexes and wheel folders (or uv's cache) hold
     local = f"{pip} --offline{links} pytest" if uv else f"{pip} --retries 0 --timeout 5{links} pytest"
-    _install(workspace, policy, timeout, offline, report, f"pytest into {env.name}", local=local,
-             remote=f"{pip} pytest")
+    _install(
+        workspace, policy, timeout, offline, report, f"pytest into {env.name}", local=local, remote=f"{pip} pytest"
+    )
 
 
-def _install(workspace: Path, policy: SandboxPolicy, timeout: float, offline: bool, report: SetupReport, what: str,
-             *, local: str, remote: str, writable: list[str] | None = None) -> None:
+def _install(
+    workspace: Path,
+    policy: SandboxPolicy,
+    timeout: float,
+    offline: bool,
+    report: SetupReport,
+    what: str,
+    *,
+    local: str,
+    remote: str,
+    writable: list[str] | None = None,
+) -> None:
     """Install from the local caches first; then, unless offline, with the network for this one command."""
-    installer = policy.model_copy(update={"allow_env": [*policy.allow_env, *INSTALL_ENV],
-                                          "extra_writable": [*policy.extra_writable, *(writable or [])]})
+    installer = policy.model_copy(
+        update={
+            "allow_env": [*policy.allow_env, *INSTALL_ENV],
+            "extra_writable": [*policy.extra_writable, *(writable or [])],
+        }
+    )
     if _step(workspace, local, installer, timeout, report):
         report.installed.append(f"{what}, from local files")
         return
@@ -302,23 +386,38 @@ class Recipe(BaseModel):
 
 
 RECIPES: dict[str, Recipe] = {
-    "python": Recipe(language="python", test_command="python -m pytest -q",
-                     layout=("Put tests in files named test_*.py that import the code they test. Work out "
-                             "each expected value by hand before you write it in a test."),
-                     no_tests="there are no tests yet; write test_*.py files and run them"),
-    "node": Recipe(language="node", test_command="node --test",
-                   layout=("Write a package.json with \"scripts\": {\"test\": \"node --test\"} and no dependencies.\n"
-                           "End each module with its exports, e.g. `module.exports = { add };` in math.js.\n"
-                           "Put tests in files named <module>.test.js that start like this:\n"
-                           "const test = require(\"node:test\");\nconst assert = require(\"node:assert\");\n"
-                           "const { add } = require(\"./math\");"),
-                   no_tests="there are no tests yet; write *.test.js files (node:test) and run them"),
-    "rust": Recipe(language="rust", test_command="cargo test",
-                   layout=("Make a library crate: Cargo.toml ([package] with name, version = \"0.1.0\", "
-                           "edition = \"2021\"; no dependencies) and src/lib.rs with `pub fn`s, standard library "
-                           "only.\nPut the unit tests at the bottom of src/lib.rs:\n#[cfg(test)]\nmod tests {\n"
-                           "    use super::*;\n\n    #[test]\n    fn it_works() {\n        assert_eq!(...);\n    }\n}"),
-                   no_tests="there are no tests yet; add a Cargo.toml and #[test] functions, then run cargo test"),
+    "python": Recipe(
+        language="python",
+        test_command="python -m pytest -q",
+        layout=(
+            "Put tests in files named test_*.py that import the code they test. Work out "
+            "each expected value by hand before you write it in a test."
+        ),
+        no_tests="there are no tests yet; write test_*.py files and run them",
+    ),
+    "node": Recipe(
+        language="node",
+        test_command="node --test",
+        layout=(
+            'Write a package.json with "scripts": {"test": "node --test"} and no dependencies.\n'
+            "End each module with its exports, e.g. `module.exports = { add };` in math.js.\n"
+            "Put tests in files named <module>.test.js that start like this:\n"
+            'const test = require("node:test");\nconst assert = require("node:assert");\n'
+            'const { add } = require("./math");'
+        ),
+        no_tests="there are no tests yet; write *.test.js files (node:test) and run them",
+    ),
+    "rust": Recipe(
+        language="rust",
+        test_command="cargo test",
+        layout=(
+            'Make a library crate: Cargo.toml ([package] with name, version = "0.1.0", '
+            'edition = "2021"; no dependencies) and src/lib.rs with `pub fn`s, standard library '
+            "only.\nPut the unit tests at the bottom of src/lib.rs:\n#[cfg(test)]\nmod tests {\n"
+            "    use super::*;\n\n    #[test]\n    fn it_works() {\n        assert_eq!(...);\n    }\n}"
+        ),
+        no_tests="there are no tests yet; add a Cargo.toml and #[test] functions, then run cargo test",
+    ),
 }
 
 
@@ -352,12 +451,19 @@ def draft_agents_md(workspace: Path) -> str:
         counts = [f"{lang} ({n} file{'s' if n > 1 else ''})" for lang, n in languages.most_common(6)]
         lines += ["", "## Languages", ", ".join(counts)]
     lines += ["", "## Tests"]
-    lines.append(f"Run the tests with `{command}` and make them pass before finishing." if command
-                 else "No test command was detected. Add tests and write here how to run them.")
+    lines.append(
+        f"Run the tests with `{command}` and make them pass before finishing."
+        if command
+        else "No test command was detected. Add tests and write here how to run them."
+    )
     if conventions:
         lines += ["", "## Conventions"] + [f"- {c}" for c in conventions]
-    lines += ["", "## Rules", "- Keep changes small and focused on the task.",
-              "- Follow the style of the code around your change."]
+    lines += [
+        "",
+        "## Rules",
+        "- Keep changes small and focused on the task.",
+        "- Follow the style of the code around your change.",
+    ]
     return "\n".join(lines) + "\n"
 
 

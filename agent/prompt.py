@@ -69,6 +69,8 @@ def task_message(task: str, files: list[str], shown: dict[str, str] | None = Non
     then the task."""
     listing = "\n".join(files[:100]) if files else "(the folder is empty)"
     more = f"\n... and {len(files) - 100} more" if len(files) > 100 else ""
-    contents = "".join(f"\n\n{name}:\n```\n{text}{'' if text.endswith(chr(10)) else chr(10)}```"
-                       for name, text in (shown or {}).items())
+    contents = "".join(
+        f"\n\n{name}:\n```\n{text}{'' if text.endswith(chr(10)) else chr(10)}```"
+        for name, text in (shown or {}).items()
+    )
     return f"Files in the project folder:\n{listing}{more}{contents}\n\nTask:\n{task.strip()}"

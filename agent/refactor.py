@@ -23,6 +23,7 @@ from agent.texts import CHECK_FAILS, REFACTOR_TASK
 from agent.workflows import TestOutcome, run_agent, run_verification
 from inference.backend import ChatBackend
 
+
 class RepoOutcome(BaseModel):
     repo: str
     status: Literal["passed", "failed", "unchanged", "error"]
@@ -61,8 +62,16 @@ class RefactorEvents(Protocol):
     def on_repo_done(self, outcome: RepoOutcome) -> None: ...
 
 
-def refactor(instruction: str, repos: list[Path], config: Config, verify: str | None = None, parallel: int = 1,
-             events: RefactorEvents | None = None, *, backends: Callable[[], ChatBackend] | None = None) -> RefactorReport:
+def refactor(
+    instruction: str,
+    repos: list[Path],
+    config: Config,
+    verify: str | None = None,
+    parallel: int = 1,
+    events: RefactorEvents | None = None,
+    *,
+    backends: Callable[[], ChatBackend] | None = None,
+) -> RefactorReport:
     """Run `instruction` on each repo and verify it (`verify`, else the repo's test command). With an endpoint or
     a profile, `parallel` repos run at once (a profile's llama-server gets that many slots); the embedded model
     is one in-process model, so its repos run one at a time. `backends`: a factory giving each repo its backend."""
@@ -73,20 +82,30 @@ def refactor(instruction: str, repos: list[Path], config: Config, verify: str | 
             events.on_note(f"{label}: repos run one at a time (use --endpoint or --profile to run {parallel} at once)")
 
         def one(path: Path) -> RepoOutcome:
-            outcome = refactor_repo(path, instruction, config, verify, make, events.on_repo_start(path) if events else None)
+            outcome = refactor_repo(
+                path, instruction, config, verify, make, events.on_repo_start(path) if events else None
+            )
             if events:
                 events.on_repo_done(outcome)
             return outcome
 
         with ThreadPoolExecutor(max_workers=slots) as pool:
             outcomes = list(pool.map(one, paths))
-    return RefactorReport(instruction=instruction, verify=verify, backend=label, parallel=slots, started_at=stamp,
-                          seconds=time.monotonic() - started, repos=outcomes)
+    return RefactorReport(
+        instruction=instruction,
+        verify=verify,
+        backend=label,
+        parallel=slots,
+        started_at=stamp,
+        seconds=time.monotonic() - started,
+        repos=outcomes,
+    )
 
 
 @contextmanager
-def _backends(config: Config, parallel: int, given: Callable[[], ChatBackend] | None
-              ) -> Iterator[tuple[Callable[[], ChatBackend], int, str]]:
+def _backends(
+    config: Config, parallel: int, given: Callable[[], ChatBackend] | None
+) -> Iterator[tuple[Callable[[], ChatBackend], int, str]]:
     """(backend factory, repos at once, description) for the run; a profile's server lives as long as the run."""
     if given:
         yield given, parallel, f"given backends, {parallel} at once"
@@ -95,8 +114,14 @@ def _backends(config: Config, parallel: int, given: Callable[[], ChatBackend] | 
             yield chosen
 
 
-def refactor_repo(path: Path, instruction: str, config: Config, verify: str | None,
-                  backend: Callable[[], ChatBackend], events: AgentEvents | None = None) -> RepoOutcome:
+def refactor_repo(
+    path: Path,
+    instruction: str,
+    config: Config,
+    verify: str | None,
+    backend: Callable[[], ChatBackend],
+    events: AgentEvents | None = None,
+) -> RepoOutcome:
     """One repo: own branch, agent run with checkpoints, verification; the branch keeps the change only when
     verification passes, else the start branch is left exactly as it was and the agent branch removed."""
     started = time.monotonic()
@@ -108,16 +133,31 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
     try:
         task = REFACTOR_TASK.format(instruction=instruction.strip(), command=command) if command else instruction
         gate = _gate(path, command, config) if command else None
-        run, transcript = run_agent(path, task, config, CheckpointEvents(git_run, events), gate, backend(),
-                                     label=f"{path.name}-{git_run.run_id}", restore=git_run.restart)
+        run, transcript = run_agent(
+            path,
+            task,
+            config,
+            CheckpointEvents(git_run, events),
+            gate,
+            backend(),
+            label=f"{path.name}-{git_run.run_id}",
+            restore=git_run.restart,
+        )
         git_run.commit_leftovers("changes left at the end of the run")
         check = run_verification(path, command, config) if command else None
     except BaseException as exc:
         report = git_run.discard(f"{type(exc).__name__}: {exc}")
         if not isinstance(exc, Exception):
             raise
-        return RepoOutcome(repo=str(path), status="error", reason=f"{type(exc).__name__}: {exc}", files=report.files,
-                           diff_stat=report.diff_stat, notes=report.notes, seconds=time.monotonic() - started)
+        return RepoOutcome(
+            repo=str(path),
+            status="error",
+            reason=f"{type(exc).__name__}: {exc}",
+            files=report.files,
+            diff_stat=report.diff_stat,
+            notes=report.notes,
+            seconds=time.monotonic() - started,
+        )
     changed = bool(gitrepo.changed_since(git_run.repo, git_run.start_commit))
     if not changed and not git_run.checkpoints:
         status, reason, report = "unchanged", "the agent changed nothing", git_run.discard("no change")
@@ -132,11 +172,22 @@ def refactor_repo(path: Path, instruction: str, config: Config, verify: str | No
         reason = f"`{command}` fails" if check else "no verification command found (pass --verify)"
         report = git_run.discard("verification failed" if check else "not verified")
     return RepoOutcome(
-        repo=str(path), status=status, reason=reason, branch=report.branch or None,
-        commit=report.head if status == "passed" else None, files=report.files, diff_stat=report.diff_stat,
-        verify=check, run_status=run.status, summary=run.summary.strip()[:1000], steps=run.stats.steps,
-        prompt_tokens=run.stats.prompt_tokens, completion_tokens=run.stats.completion_tokens,
-        seconds=time.monotonic() - started, transcript=str(transcript), notes=report.notes,
+        repo=str(path),
+        status=status,
+        reason=reason,
+        branch=report.branch or None,
+        commit=report.head if status == "passed" else None,
+        files=report.files,
+        diff_stat=report.diff_stat,
+        verify=check,
+        run_status=run.status,
+        summary=run.summary.strip()[:1000],
+        steps=run.stats.steps,
+        prompt_tokens=run.stats.prompt_tokens,
+        completion_tokens=run.stats.completion_tokens,
+        seconds=time.monotonic() - started,
+        transcript=str(transcript),
+        notes=report.notes,
     )
 
 
@@ -153,8 +204,11 @@ def _gate(path: Path, command: str, config: Config) -> Callable[[], str | None]:
 def read_repos_file(path: Path) -> list[Path]:
     """One repository path per line; blank lines and `#` comments skipped; relative paths from the file's folder."""
     lines = [line.split("#", 1)[0].strip() for line in path.read_text().splitlines()]
-    return [(path.parent / line).expanduser() if not line.startswith(("/", "~")) else Path(line).expanduser()
-            for line in lines if line]
+    return [
+        (path.parent / line).expanduser() if not line.startswith(("/", "~")) else Path(line).expanduser()
+        for line in lines
+        if line
+    ]
 
 
 def write_report(report: RefactorReport, directory: Path) -> tuple[Path, Path]:
@@ -168,14 +222,22 @@ def write_report(report: RefactorReport, directory: Path) -> tuple[Path, Path]:
 
 def markdown(report: RefactorReport) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
-    lines = ["# Refactor report", "", f"Instruction: {report.instruction}", "",
-             f"Verification: `{report.verify}`" if report.verify else "Verification: each repo's own test command",
-             f"Backend: {report.backend} · started {report.started_at} · {report.seconds:.0f}s · {counts}", "",
-             "| repo | status | files | steps | tokens (prompt/generated) | time | branch |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Refactor report",
+        "",
+        f"Instruction: {report.instruction}",
+        "",
+        f"Verification: `{report.verify}`" if report.verify else "Verification: each repo's own test command",
+        f"Backend: {report.backend} · started {report.started_at} · {report.seconds:.0f}s · {counts}",
+        "",
+        "| repo | status | files | steps | tokens (prompt/generated) | time | branch |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in report.repos:
-        lines.append(f"| {Path(r.repo).name} | {r.status} | {len(r.files)} | {r.steps} | {r.prompt_tokens}/{r.completion_tokens}"
-                     f" | {r.seconds:.0f}s | {r.branch or '-'} |")
+        lines.append(
+            f"| {Path(r.repo).name} | {r.status} | {len(r.files)} | {r.steps} | {r.prompt_tokens}/{r.completion_tokens}"
+            f" | {r.seconds:.0f}s | {r.branch or '-'} |"
+        )
     for r in report.repos:
         lines += ["", f"## {Path(r.repo).name}: {r.status}", "", f"- path: `{r.repo}`", f"- why: {r.reason}"]
         lines += [f"- agent run: {r.run_status}, {r.steps} steps" if r.run_status else "- agent run: did not start"]
@@ -184,6 +246,12 @@ def markdown(report: RefactorReport) -> str:
         if r.diff_stat:
             lines += ["", "```", r.diff_stat, "```"]
         if r.verify:
-            lines += ["", f"Verification `{r.verify.command}` (exit {r.verify.exit_code}), last lines:", "", "```",
-                      r.verify.output_tail, "```"]
+            lines += [
+                "",
+                f"Verification `{r.verify.command}` (exit {r.verify.exit_code}), last lines:",
+                "",
+                "```",
+                r.verify.output_tail,
+                "```",
+            ]
     return "\n".join(lines) + "\n"

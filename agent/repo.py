@@ -72,8 +72,9 @@ def open_repo(directory: Path) -> git.Repo:
         repo = git.Repo(directory, search_parent_directories=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
         raise RepoError(f"{directory} is not a git repository; run `git init` there first") from exc
-    repo.git.update_environment(**locked_environment(Path(repo.working_tree_dir or directory)),
-                                **identity_environment(repo))
+    repo.git.update_environment(
+        **locked_environment(Path(repo.working_tree_dir or directory)), **identity_environment(repo)
+    )
     return repo
 
 
@@ -104,9 +105,11 @@ def check_ready(repo: git.Repo) -> None:
             raise RepoError(f"{where} is in the middle of {operation}; {fix}, then run the agent again")
     conflicts = sorted({line.split("\t", 1)[1] for line in repo.git.ls_files("-u", "-z").split("\0") if "\t" in line})
     if conflicts:
-        raise RepoError(f"{where} has unresolved conflicts in {', '.join(conflicts[:5])}"
-                        f"{' ...' if len(conflicts) > 5 else ''}; resolve them and `git add` the files, then run the "
-                        "agent again")
+        raise RepoError(
+            f"{where} has unresolved conflicts in {', '.join(conflicts[:5])}"
+            f"{' ...' if len(conflicts) > 5 else ''}; resolve them and `git add` the files, then run the "
+            "agent again"
+        )
 
 
 def locked_environment(root: Path) -> dict[str, str]:
@@ -125,12 +128,20 @@ def locked_environment(root: Path) -> dict[str, str]:
 def _repository_driver_keys(root: Path) -> list[str]:
     """The filter/diff/merge driver commands set in the repository's own config (includes followed). Fails
     closed: a config git cannot list is an error, not an empty list."""
-    run = subprocess.run(["git", "config", "--null", "--list", "--show-scope"], cwd=root, capture_output=True,
-                         env={**os.environ, "GIT_CONFIG_COUNT": "0"}, stdin=subprocess.DEVNULL, check=False)
+    run = subprocess.run(
+        ["git", "config", "--null", "--list", "--show-scope"],
+        cwd=root,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_COUNT": "0"},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     if run.returncode != 0:
         said = run.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RepoError(f"cannot read the git config of {root} ({said[0] if said else 'git config failed'}); "
-                        "fix it (the agent needs git 2.26 or newer)")
+        raise RepoError(
+            f"cannot read the git config of {root} ({said[0] if said else 'git config failed'}); "
+            "fix it (the agent needs git 2.26 or newer)"
+        )
     fields = run.stdout.decode("utf-8", "replace").split("\0")  # scope, "key\nvalue", scope, ...
     keys = []
     for scope, entry in zip(fields[::2], fields[1::2]):
@@ -145,7 +156,12 @@ def identity_environment(repo: git.Repo) -> dict[str, str]:
     """Author/committer for git commands we run (commit, stash), so they work where no identity is set."""
     actor = _actor(repo)
     name, email = actor.name or "", actor.email or ""
-    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
 
 
 def commit_all(repo: git.Repo, message: str) -> str | None:

@@ -52,8 +52,11 @@ def backends(config: Config, parallel: int = 1) -> Iterator[tuple[Callable[[], C
     loaded once per process, so one run at a time)."""
     if config.endpoint:
         endpoint = config.endpoint
-        yield (lambda: EndpointBackend(endpoint, api_key=config.api_key)), parallel, \
-            f"endpoint {endpoint}, {parallel} at once"
+        yield (
+            (lambda: EndpointBackend(endpoint, api_key=config.api_key)),
+            parallel,
+            f"endpoint {endpoint}, {parallel} at once",
+        )
     elif config.profile:
         profile = slotted(get_profile(config.profile, user_profiles()), parallel)
         with ManagedServer(choose_engine(profile, config.engine), profile) as server:
@@ -87,7 +90,9 @@ def catalog_model(model_id: str) -> ModelSpec:
     try:
         return get_model(model_id)
     except KeyError as exc:
-        raise UserError(f"{exc.args[0]} (`agent models list` shows them; or use --endpoint URL / --profile NAME)") from None
+        raise UserError(
+            f"{exc.args[0]} (`agent models list` shows them; or use --endpoint URL / --profile NAME)"
+        ) from None
 
 
 def embedded_backend(config: Config) -> EmbeddedBackend:
@@ -102,9 +107,16 @@ def default_tools() -> list[Tool]:
     return [BashTool(), *file_tools()]
 
 
-def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transcript: Transcript | None = None,
-                events: AgentEvents | None = None, verify: Callable[[], str | None] | None = None,
-                extra_tools: Sequence[Tool] = ()) -> Agent:
+def build_agent(
+    config: Config,
+    backend: ChatBackend,
+    workspace: Path,
+    *,
+    transcript: Transcript | None = None,
+    events: AgentEvents | None = None,
+    verify: Callable[[], str | None] | None = None,
+    extra_tools: Sequence[Tool] = (),
+) -> Agent:
     """`extra_tools`: tools that live as long as the run, e.g. MCP servers' (see agent.mcp_setup.mcp_session)."""
     protocol = PROTOCOLS["text" if isinstance(backend, EmbeddedBackend) else config.protocol]()
     catalog = discover_skills(workspace)
@@ -115,9 +127,13 @@ def build_agent(config: Config, backend: ChatBackend, workspace: Path, *, transc
     return Agent(
         backend,
         [*default_tools(), *tools, *extra_tools],
-        ToolContext(workspace, ToolPolicy(command_timeout=config.command_timeout,
-                                          sandbox=command_policy(config.sandbox_policy(), workspace)),
-                    approver=approver(config, events)),
+        ToolContext(
+            workspace,
+            ToolPolicy(
+                command_timeout=config.command_timeout, sandbox=command_policy(config.sandbox_policy(), workspace)
+            ),
+            approver=approver(config, events),
+        ),
         protocol=protocol,
         sampling=Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed),
         max_steps=config.max_steps,

@@ -38,8 +38,10 @@ class Transcript:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = path.open("x", encoding="utf-8")  # never another run's file
         except OSError as exc:
-            raise UserError(f"cannot write the run's transcript {path} ({exc.strerror}); make {path.parent} "
-                            "writable, or point XDG_STATE_HOME at a folder that is") from None
+            raise UserError(
+                f"cannot write the run's transcript {path} ({exc.strerror}); make {path.parent} "
+                "writable, or point XDG_STATE_HOME at a folder that is"
+            ) from None
 
     def write(self, kind: str, **data: Any) -> None:
         if self.error:
@@ -90,22 +92,31 @@ def read_transcript(path: Path) -> Recorded:
             raise UserError(f"line {number} of {path} is not JSON ({exc}); the transcript is damaged") from None
         events.append(event)
     first = events[0] if events else {}
-    if not isinstance(first, dict) or first.get("type") != "start" or not isinstance(first.get("workspace"), str) \
-            or not isinstance(first.get("task"), str):
-        raise UserError(f"{path} does not begin with a start event naming the workspace and task: not a transcript "
-                        f"of this agent (transcripts are in {runs_dir()})")
+    if (
+        not isinstance(first, dict)
+        or first.get("type") != "start"
+        or not isinstance(first.get("workspace"), str)
+        or not isinstance(first.get("task"), str)
+    ):
+        raise UserError(
+            f"{path} does not begin with a start event naming the workspace and task: not a transcript "
+            f"of this agent (transcripts are in {runs_dir()})"
+        )
     messages: list[Message] = []
     try:
         for e in events:
-            if isinstance(e, dict) and e.get("type") == "restart":  # a fresh attempt: its conversation is the one to resume
+            if (
+                isinstance(e, dict) and e.get("type") == "restart"
+            ):  # a fresh attempt: its conversation is the one to resume
                 messages = []
             elif isinstance(e, dict) and e.get("type") == "message":
                 messages.append(Message.model_validate(e["message"]))
             elif isinstance(e, dict) and e.get("type") == "reset":  # /compact or /clear in a chat
                 messages = [Message.model_validate(m) for m in e["messages"]]
     except (KeyError, TypeError, ValidationError) as exc:
-        raise UserError(f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the "
-                        "transcript is damaged") from None
+        raise UserError(
+            f"{path} holds a message this agent cannot read ({str(exc).splitlines()[0]}); the transcript is damaged"
+        ) from None
     return Recorded(start=first, messages=messages, note=note)
 
 
@@ -133,7 +144,7 @@ def _session_info(path: Path, tail_bytes: int = 65536) -> SessionInfo | None:
     try:
         with path.open("rb") as fh:
             first = json.loads(fh.readline())
-            head = [fh.readline() for _ in range(3)]  # a chat's `title` (its first message) comes early
+            head = [fh.readline().decode("utf-8", "replace") for _ in range(3)]  # a chat's `title` comes early
             fh.seek(max(0, path.stat().st_size - tail_bytes))
             tail = fh.read().decode("utf-8", "replace").splitlines()
     except (OSError, ValueError):
@@ -149,8 +160,15 @@ def _session_info(path: Path, tail_bytes: int = 65536) -> SessionInfo | None:
         event = _event(line)
         if event.get("type") == "end" and isinstance(event.get("result"), dict):
             status = event["result"].get("status")
-    return SessionInfo(id=path.stem, path=path, started=float(first.get("time", 0)), kind=str(first.get("workflow", "run")),
-                       workspace=str(first.get("workspace", "")), task=task, status=status)
+    return SessionInfo(
+        id=path.stem,
+        path=path,
+        started=float(first.get("time", 0)),
+        kind=str(first.get("workflow", "run")),
+        workspace=str(first.get("workspace", "")),
+        task=task,
+        status=status,
+    )
 
 
 def _event(line: bytes | str) -> dict[str, Any]:

@@ -81,13 +81,15 @@ def _unknown_tool_tags(text: str, toolbox: Toolbox, result: ParseResult) -> None
         close = text.find(f"</{name}>", match.end())
         if name in parameters or close == -1:
             continue
-        body = text[match.end():close]
+        body = text[match.end() : close]
         fits = [t for t in toolbox if _fits(t, body)]
         if len(fits) == 1:
             result.calls.append(ParsedCall(name=fits[0].name, arguments=_xml_parameters(body, fits[0])))
         else:
-            result.errors.append(f"<{name}> is not a tool. The tools are: {', '.join(t.name for t in toolbox)}. "
-                                 "When the task is done and verified, call <finish>.")
+            result.errors.append(
+                f"<{name}> is not a tool. The tools are: {', '.join(t.name for t in toolbox)}. "
+                "When the task is done and verified, call <finish>."
+            )
         return
 
 
@@ -118,9 +120,15 @@ def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
             arguments = _attributes(match.group(1) or "")
             arguments.update(_xml_parameters(body, tool))
             required = [n for n, f in tool.Params.model_fields.items() if f.is_required() and n not in arguments]
-            if not arguments and len(required) == 1 and body.strip():  # <bash>ls</bash>: the body is the one required value
+            if (
+                not arguments and len(required) == 1 and body.strip()
+            ):  # <bash>ls</bash>: the body is the one required value
                 arguments[required[0]] = _strip_value(body)
-            yield Span(start=match.start(), end=close + len(tool.name) + 3, call=ParsedCall(name=tool.name, arguments=arguments))
+            yield Span(
+                start=match.start(),
+                end=close + len(tool.name) + 3,
+                call=ParsedCall(name=tool.name, arguments=arguments),
+            )
 
 
 def _attributes(raw: str) -> dict[str, str]:
@@ -132,9 +140,7 @@ def _xml_parameters(body: str, tool: Tool) -> dict[str, Any]:
     before the next parameter, so file contents may mention the tag itself."""
     names = list(tool.Params.model_fields)
     found: dict[str, Any] = {}
-    openings = sorted(
-        (m.start(), m.end(), name) for name in names for m in re.finditer(rf"<{name}>", body)
-    )
+    openings = sorted((m.start(), m.end(), name) for name in names for m in re.finditer(rf"<{name}>", body))
     for index, (start, value_start, name) in enumerate(openings):
         if name in found:
             continue
@@ -164,7 +170,11 @@ def _tool_call_tag_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
         if span:
             yield span
         else:
-            yield Span(start=match.start(), end=match.end(), error="<tool_call> must hold a JSON object {\"name\": ..., \"arguments\": {...}}")
+            yield Span(
+                start=match.start(),
+                end=match.end(),
+                error='<tool_call> must hold a JSON object {"name": ..., "arguments": {...}}',
+            )
 
 
 def _fenced_json_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
@@ -291,8 +301,9 @@ class TextProtocol:
 
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         parts = [observation_text(call.name, result) for call, result in results]
-        parts += [f'<observation status="error">\nmalformed tool call: {neutralise_tags(e)}\n</observation>'
-                  for e in errors]
+        parts += [
+            f'<observation status="error">\nmalformed tool call: {neutralise_tags(e)}\n</observation>' for e in errors
+        ]
         return [Message(role="user", content="\n".join(parts))] if parts else []
 
 
@@ -334,8 +345,9 @@ class NativeProtocol(TextProtocol):
     def observations(self, results: list[tuple[ParsedCall, ToolResult]], errors: list[str]) -> list[Message]:
         native = [(c, r) for c, r in results if c.id]
         textual = [(c, r) for c, r in results if not c.id]
-        messages = [Message(role="tool", content=neutralise_tags(r.output), tool_call_id=c.id, name=c.name)
-                    for c, r in native]
+        messages = [
+            Message(role="tool", content=neutralise_tags(r.output), tool_call_id=c.id, name=c.name) for c, r in native
+        ]
         return messages + super().observations(textual, errors)
 
 

@@ -24,6 +24,7 @@ from inference.backend import ChatBackend, Message
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
 
+
 class TestOutcome(BaseModel):
     command: str
     passed: bool
@@ -43,8 +44,14 @@ class WorkflowResult(BaseModel):
     setup: project.SetupReport | None = None  # the project's environment made for the run (`new-project`)
 
 
-def new_project(directory: Path, prompt: str, config: Config, events: AgentEvents | None = None, *,
-                backend: ChatBackend | None = None) -> WorkflowResult:
+def new_project(
+    directory: Path,
+    prompt: str,
+    config: Config,
+    events: AgentEvents | None = None,
+    *,
+    backend: ChatBackend | None = None,
+) -> WorkflowResult:
     """Create `directory`, git-init it, give it the environment its language needs (a Python `.venv` with
     pytest), let the agent build the project, run its tests, commit the result. `backend`: an open backend
     to use instead of the one the config names."""
@@ -61,23 +68,38 @@ def new_project(directory: Path, prompt: str, config: Config, events: AgentEvent
         raise UserError(f"cannot create {directory}: {exc.strerror}; choose a folder you can write to") from None
     repo = gitrepo.init_repo(directory)
     recipe = project.RECIPES[project.guess_language(prompt)]
-    setup = project.setup_environment(directory, recipe.language, config.sandbox_policy(),
-                                      timeout=max(config.command_timeout, 300), offline=config.offline)
+    setup = project.setup_environment(
+        directory,
+        recipe.language,
+        config.sandbox_policy(),
+        timeout=max(config.command_timeout, 300),
+        offline=config.offline,
+    )
     if events:
         events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
     try:
-        result, transcript = run_agent(directory, task, config, events,
-                                        tests_gate(directory, config, recipe.no_tests), backend,
-                                        meta={"workflow": "new-project"}, restore=snapshot_restorer(directory))
+        result, transcript = run_agent(
+            directory,
+            task,
+            config,
+            events,
+            tests_gate(directory, config, recipe.no_tests),
+            backend,
+            meta={"workflow": "new-project"},
+            restore=snapshot_restorer(directory),
+        )
     except BaseException:
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
             shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
         raise
     tests = run_project_tests(directory, config)
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
-    commit = gitrepo.commit_all(repo, f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n"
-                                f"Environment: {setup.describe()}.\n\n{result.summary}")
+    commit = gitrepo.commit_all(
+        repo,
+        f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n"
+        f"Environment: {setup.describe()}.\n\n{result.summary}",
+    )
     return _result(directory, result, tests, commit, "", transcript).model_copy(update={"setup": setup})
 
 
@@ -89,9 +111,16 @@ class RunInterrupted(KeyboardInterrupt):
         self.transcript, self.branch = transcript, branch
 
 
-def run_task(repository: Path, task: str, config: Config, events: AgentEvents | None = None, *,
-             backend: ChatBackend | None = None, history: list[Message] | None = None,
-             resume: str | None = None) -> WorkflowResult:
+def run_task(
+    repository: Path,
+    task: str,
+    config: Config,
+    events: AgentEvents | None = None,
+    *,
+    backend: ChatBackend | None = None,
+    history: list[Message] | None = None,
+    resume: str | None = None,
+) -> WorkflowResult:
     """Run one task headless on an existing git repository, on its own branch with a checkpoint commit per
     step that changed files (see agent/checkpoints.py); uncommitted work found at start is put aside first.
     `backend`: an open backend to use instead of the one the config names; `history` and `resume`: a
@@ -101,9 +130,17 @@ def run_task(repository: Path, task: str, config: Config, events: AgentEvents | 
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
     try:
-        result, transcript = run_agent(repository, task, config, CheckpointEvents(git_run, events),
-                                        tests_gate(repository, config), backend, history=history,
-                                        meta={"workflow": "run", "branch": git_run.branch}, restore=git_run.restart)
+        result, transcript = run_agent(
+            repository,
+            task,
+            config,
+            CheckpointEvents(git_run, events),
+            tests_gate(repository, config),
+            backend,
+            history=history,
+            meta={"workflow": "run", "branch": git_run.branch},
+            restore=git_run.restart,
+        )
         tests = run_project_tests(repository, config)
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
@@ -138,8 +175,9 @@ def tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> 
     return check
 
 
-def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None = None, *,
-               backend: ChatBackend | None = None) -> WorkflowResult:
+def resume_run(
+    transcript_path: Path, config: Config, events: AgentEvents | None = None, *, backend: ChatBackend | None = None
+) -> WorkflowResult:
     """Continue an interrupted or failed `run` from its transcript: same repository, same task, the
     conversation so far, on the branch that run was committing to (`backend`: as for `run_task`)."""
     recorded = read_transcript(transcript_path)
@@ -151,33 +189,58 @@ def resume_run(transcript_path: Path, config: Config, events: AgentEvents | None
         messages.pop()
     branch = recorded.start.get("branch")
     resume = branch if isinstance(branch, str) and branch in gitrepo.open_repo(repository).heads else None
-    return run_task(repository, recorded.start["task"], config, events, backend=backend, history=messages,
-                    resume=resume)
+    return run_task(
+        repository, recorded.start["task"], config, events, backend=backend, history=messages, resume=resume
+    )
 
 
-def run_agent(workspace: Path, task: str, config: Config, events: AgentEvents | None,
-               verify: Callable[[], str | None] | None, backend: ChatBackend | None = None,
-               label: str | None = None, history: list[Message] | None = None,
-               meta: dict | None = None, restore: Callable[[], None] | None = None) -> tuple[RunResult, Path]:
+def run_agent(
+    workspace: Path,
+    task: str,
+    config: Config,
+    events: AgentEvents | None,
+    verify: Callable[[], str | None] | None,
+    backend: ChatBackend | None = None,
+    label: str | None = None,
+    history: list[Message] | None = None,
+    meta: dict | None = None,
+    restore: Callable[[], None] | None = None,
+) -> tuple[RunResult, Path]:
     """One agent run, in fresh attempts when `restore` can put the workspace back (agent/attempts.py);
     `backend` shares an already open backend (a refactor's server) instead of opening one. Ctrl-C comes out
     as `RunInterrupted`, naming the transcript to resume from."""
     path = new_transcript_path(label or workspace.name)
     transcript = Transcript(path)
-    transcript.write("start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}),
-                     **(meta or {}))
+    transcript.write(
+        "start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}), **(meta or {})
+    )
     try:
         note = events.on_note if events else (lambda text: None)
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
+
             def new_agent(steps: int, attempt: int) -> Agent:
                 seed = None if config.seed is None else config.seed + 1000 * (attempt - 1)
-                return build_agent(config.model_copy(update={"max_steps": steps, "seed": seed}), backend, workspace,
-                                   transcript=transcript, events=events, verify=verify, extra_tools=mcp_tools)
+                return build_agent(
+                    config.model_copy(update={"max_steps": steps, "seed": seed}),
+                    backend,
+                    workspace,
+                    transcript=transcript,
+                    events=events,
+                    verify=verify,
+                    extra_tools=mcp_tools,
+                )
 
-            result = run_attempts(new_agent, task, attempts=config.attempts if restore else 1,
-                                  max_steps=config.max_steps, restore=restore or (lambda: None), verify=verify or (lambda: None),
-                                  note=note, history=history)
+            result = run_attempts(
+                new_agent,
+                task,
+                attempts=config.attempts if restore else 1,
+                max_steps=config.max_steps,
+                restore=restore or (lambda: None),
+                verify=verify or (lambda: None),
+                note=note,
+                history=history,
+            )
             return result, path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None
@@ -201,9 +264,25 @@ def run_verification(workspace: Path, command: str, config: Config) -> TestOutco
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
 
 
-def _result(directory: Path, run: RunResult, tests: TestOutcome | None, commit: str | None, stat: str,
-            transcript: Path, files: list[str] | None = None, git: GitReport | None = None) -> WorkflowResult:
+def _result(
+    directory: Path,
+    run: RunResult,
+    tests: TestOutcome | None,
+    commit: str | None,
+    stat: str,
+    transcript: Path,
+    files: list[str] | None = None,
+    git: GitReport | None = None,
+) -> WorkflowResult:
     if files is None:
         files = [relative(directory, p) for p in iter_files(directory, directory)]
-    return WorkflowResult(directory=str(directory), run=run, files=files, tests=tests, commit=commit,
-                          diff_stat=stat, transcript=str(transcript), git=git)
+    return WorkflowResult(
+        directory=str(directory),
+        run=run,
+        files=files,
+        tests=tests,
+        commit=commit,
+        diff_stat=stat,
+        transcript=str(transcript),
+        git=git,
+    )

@@ -1,6 +1,6 @@
 """Use dflash-agent from Python: run one task on a repository and print the JSON result.
 
-    .venv/bin/python examples/run_task.py /path/to/repo "Add a --verbose flag to cli.py"
+.venv/bin/python examples/run_task.py /path/to/repo "Add a --verbose flag to cli.py"
 """
 
 import sys

@@ -43,10 +43,20 @@ class Workload(BaseModel):
 
 
 def seed_workloads(max_tokens: int = 1200) -> list[Workload]:
-    workloads = [Workload(id=k, kind="prose" if k.startswith("prose") else "code", max_tokens=max_tokens,
-                          turns=[[Message(role="user", content=v)]]) for k, v in SEED_PROMPTS.items()]
-    workloads.append(Workload(id="edit-turn", kind="edit", max_tokens=max_tokens,
-                              turns=[[Message(role="user", content=EDIT_PROMPT)]]))
+    workloads = [
+        Workload(
+            id=k,
+            kind="prose" if k.startswith("prose") else "code",
+            max_tokens=max_tokens,
+            turns=[[Message(role="user", content=v)]],
+        )
+        for k, v in SEED_PROMPTS.items()
+    ]
+    workloads.append(
+        Workload(
+            id="edit-turn", kind="edit", max_tokens=max_tokens, turns=[[Message(role="user", content=EDIT_PROMPT)]]
+        )
+    )
     return workloads
 
 
@@ -128,20 +138,27 @@ class BenchReport(BaseModel):
                 generated = sum(s.completion_tokens for s in mine)
                 later = [s for s in mine if s.turn > 0]
                 later_prompt = sum(s.prompt_tokens for s in later)
-                self.rows.append(Row(
-                    workload=workload, target=target, tokens_per_second=round(rate, 2),
-                    speedup=self._speedup(workload, target),
-                    speedup_range=self._speedup_range(workload, target),
-                    drafted=drafted if drafted else None, accepted=accepted if drafted else None,
-                    acceptance=round(accepted / drafted, 3) if drafted else None,
-                    accepted_share=round(accepted / generated, 3) if drafted and generated else None,
-                    prompt_per_second=round(statistics.median(s.prompt_per_second for s in mine), 1),
-                    ttft_ms=round(statistics.median(s.ttft_ms for s in mine), 1),
-                    cached_share=round(sum(s.cached_prompt_tokens for s in later) / later_prompt, 3) if later_prompt else 0.0,
-                    history_reprocessed=reprocessed(mine) / max(1, self.repeat) if later else None,
-                    wall_s=round(sum(s.wall_ms for s in mine) / 1000 / max(1, self.repeat), 2),
-                    matches_baseline=self._matches(workload, target),
-                ))
+                self.rows.append(
+                    Row(
+                        workload=workload,
+                        target=target,
+                        tokens_per_second=round(rate, 2),
+                        speedup=self._speedup(workload, target),
+                        speedup_range=self._speedup_range(workload, target),
+                        drafted=drafted if drafted else None,
+                        accepted=accepted if drafted else None,
+                        acceptance=round(accepted / drafted, 3) if drafted else None,
+                        accepted_share=round(accepted / generated, 3) if drafted and generated else None,
+                        prompt_per_second=round(statistics.median(s.prompt_per_second for s in mine), 1),
+                        ttft_ms=round(statistics.median(s.ttft_ms for s in mine), 1),
+                        cached_share=round(sum(s.cached_prompt_tokens for s in later) / later_prompt, 3)
+                        if later_prompt
+                        else 0.0,
+                        history_reprocessed=reprocessed(mine) / max(1, self.repeat) if later else None,
+                        wall_s=round(sum(s.wall_ms for s in mine) / 1000 / max(1, self.repeat), 2),
+                        matches_baseline=self._matches(workload, target),
+                    )
+                )
 
     def _median_rate(self, workload: str, target: str) -> float:
         rates = list(self._rates(workload, target).values())
@@ -173,20 +190,35 @@ class BenchReport(BaseModel):
     def _matches(self, workload: str, target: str) -> bool | None:
         if target == self.baseline or self.temperature > 0:
             return None
+
         def texts(name: str) -> list[str]:
             return [s.text for s in self.samples if s.workload == workload and s.target == name and s.repeat == 0]
+
         return texts(target) == texts(self.baseline)
 
     def markdown(self) -> str:
-        header = ("| workload | target | tok/s | speedup (per-round range) | drafted | accepted | accepted/drafted | accepted/generated "
-                  "| prompt tok/s | TTFT ms | cached (later turns) | history re-processed | wall s | = baseline |")
+        header = (
+            "| workload | target | tok/s | speedup (per-round range) | drafted | accepted | accepted/drafted | accepted/generated "
+            "| prompt tok/s | TTFT ms | cached (later turns) | history re-processed | wall s | = baseline |"
+        )
         lines = [header, "|" + "---|" * 14]
         for r in self.rows:
-            cells = [r.workload, r.target, f"{r.tokens_per_second:.1f}", _speedup(r), _fmt(r.drafted),
-                     _fmt(r.accepted), _fmt(r.acceptance, "{:.0%}"), _fmt(r.accepted_share, "{:.0%}"),
-                     f"{r.prompt_per_second:.0f}", f"{r.ttft_ms:.0f}", f"{r.cached_share:.0%}" if r.cached_share else "-",
-                     _fmt(r.history_reprocessed, "{:.0f}"),
-                     f"{r.wall_s:.1f}", {True: "yes", False: "no", None: "-"}[r.matches_baseline]]
+            cells = [
+                r.workload,
+                r.target,
+                f"{r.tokens_per_second:.1f}",
+                _speedup(r),
+                _fmt(r.drafted),
+                _fmt(r.accepted),
+                _fmt(r.acceptance, "{:.0%}"),
+                _fmt(r.accepted_share, "{:.0%}"),
+                f"{r.prompt_per_second:.0f}",
+                f"{r.ttft_ms:.0f}",
+                f"{r.cached_share:.0%}" if r.cached_share else "-",
+                _fmt(r.history_reprocessed, "{:.0f}"),
+                f"{r.wall_s:.1f}",
+                {True: "yes", False: "no", None: "-"}[r.matches_baseline],
+            ]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
 
@@ -258,32 +290,55 @@ def _first_token(seen: list[float], _text: str) -> None:
         seen.append(time.perf_counter())
 
 
-def run_workload(backend: EndpointBackend, workload: Workload, target: str, repeat: int,
-                 sampling: Sampling) -> Iterator[Sample]:
+def run_workload(
+    backend: EndpointBackend, workload: Workload, target: str, repeat: int, sampling: Sampling
+) -> Iterator[Sample]:
     """Send each turn, appending the model's reply before the next one; one Sample per turn."""
     messages: list[Message] = []
     for turn, additions in enumerate(workload.turns):
         messages += additions
         started = time.perf_counter()
         first: list[float] = []
-        completion = backend.complete(messages, workload.tools, sampling.model_copy(update={"max_tokens": workload.max_tokens}),
-                                      on_text=partial(_first_token, first))
+        completion = backend.complete(
+            messages,
+            workload.tools,
+            sampling.model_copy(update={"max_tokens": workload.max_tokens}),
+            on_text=partial(_first_token, first),
+        )
         ended = time.perf_counter()
         t = completion.timings
-        yield Sample(target=target, workload=workload.id, turn=turn, repeat=repeat, text=completion.text,
-                     tool_calls=len(completion.tool_calls), prompt_tokens=t.prompt_tokens,
-                     cached_prompt_tokens=t.cached_prompt_tokens, completion_tokens=t.completion_tokens,
-                     prompt_ms=t.prompt_ms, predicted_ms=t.predicted_ms,
-                     ttft_ms=((first[0] if first else ended) - started) * 1000, wall_ms=(ended - started) * 1000,
-                     draft_n=t.draft_n, draft_accepted=t.draft_accepted)
+        yield Sample(
+            target=target,
+            workload=workload.id,
+            turn=turn,
+            repeat=repeat,
+            text=completion.text,
+            tool_calls=len(completion.tool_calls),
+            prompt_tokens=t.prompt_tokens,
+            cached_prompt_tokens=t.cached_prompt_tokens,
+            completion_tokens=t.completion_tokens,
+            prompt_ms=t.prompt_ms,
+            predicted_ms=t.predicted_ms,
+            ttft_ms=((first[0] if first else ended) - started) * 1000,
+            wall_ms=(ended - started) * 1000,
+            draft_n=t.draft_n,
+            draft_accepted=t.draft_accepted,
+        )
         messages.append(completion.as_message())
 
 
 Group = list[tuple[Target, EndpointBackend]]
 
 
-def run_bench(groups: Iterable[Group], workloads: list[Workload], *, repeat: int, temperature: float,
-              baseline: str, on_sample: Callable[[Sample], None] | None = None) -> BenchReport:
+def run_bench(
+    groups: Iterable[Group],
+    workloads: list[Workload],
+    *,
+    repeat: int,
+    temperature: float,
+    baseline: str,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> BenchReport:
     """Each group's targets are up at the same time (idle servers cost memory, not compute) and take turns
     request by request, in an order rotated every round, so drift in machine speed hits them alike. One group
     per target (servers started one after another) is the fall-back when they do not fit together.

@@ -100,18 +100,21 @@ class EmbeddedBackend:
         first_token_at: float | None = None
         parts: list[str] = []
         finish_reason = None
-        stream = cast("Generator[dict[str, Any], None, None]", self.llm.create_completion(
-            tokens,
-            max_tokens=sampling.max_tokens,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            top_k=sampling.top_k,
-            min_p=sampling.min_p,
-            seed=sampling.seed,
-            stop=sampling.stop or [],
-            stream=True,
-            stopping_criteria=StoppingCriteriaList([count_token]),
-        ))  # stream=True: a generator of chunks
+        stream = cast(
+            "Generator[dict[str, Any], None, None]",
+            self.llm.create_completion(
+                tokens,
+                max_tokens=sampling.max_tokens,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                top_k=sampling.top_k,
+                min_p=sampling.min_p,
+                seed=sampling.seed,
+                stop=sampling.stop or [],
+                stream=True,
+                stopping_criteria=StoppingCriteriaList([count_token]),
+            ),
+        )  # stream=True: a generator of chunks
         for chunk in stream:
             choice = chunk["choices"][0]
             if first_token_at is None:
@@ -124,7 +127,9 @@ class EmbeddedBackend:
                     break
             finish_reason = choice.get("finish_reason") or finish_reason
         ended = time.perf_counter()
-        self.history.remember(prompt_text, tokens, self.llm.input_ids[len(tokens):self.llm.n_tokens].tolist(), "".join(parts))
+        self.history.remember(
+            prompt_text, tokens, self.llm.input_ids[len(tokens) : self.llm.n_tokens].tolist(), "".join(parts)
+        )
         first_token_at = first_token_at or ended
         return Completion(
             text="".join(parts),

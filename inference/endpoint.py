@@ -36,15 +36,22 @@ class EndpointBackend:
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None, timeout: float = 600.0):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout  # the longest silence accepted from the engine (connects fail after 10 s)
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "no-key", max_retries=0,
-                                    timeout=openai.Timeout(timeout, connect=10.0))
+        self.client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or "no-key",
+            max_retries=0,
+            timeout=openai.Timeout(timeout, connect=10.0),
+        )
         self.model = model or self._first_model()
         self.name = f"endpoint:{self.base_url}"
         root = self.base_url.removesuffix("/v1")
         # no keep-alive: llama-server may close a connection after a stream, and a reused one then fails
-        self.http = httpx.Client(base_url=root, timeout=httpx.Timeout(timeout, connect=10.0),
-                                 limits=httpx.Limits(max_keepalive_connections=0),
-                                 headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+        self.http = httpx.Client(
+            base_url=root,
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            limits=httpx.Limits(max_keepalive_connections=0),
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+        )
         self.history = TokenHistory(self._tokenize, self._detokenize) if self._is_llama_server() else None
 
     def _is_llama_server(self) -> bool:
@@ -93,7 +100,9 @@ class EndpointBackend:
                 return self._complete_tokens(self.history, messages, sampling, on_text)
             return self._stream(self._chat_request(messages, tools, sampling), on_text)
 
-    def _chat_request(self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: Sampling) -> dict[str, Any]:
+    def _chat_request(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: Sampling
+    ) -> dict[str, Any]:
         request: dict[str, Any] = dict(
             model=self.model,
             messages=[m.to_openai() for m in messages],
@@ -118,23 +127,37 @@ class EndpointBackend:
         try:
             yield
         except (openai.APITimeoutError, httpx.TimeoutException) as exc:
-            raise BackendError(f"{self.base_url} sent nothing for {self.timeout:.0f} s: the engine is hung or overloaded; "
-                               "check its log, restart it, then resume the run") from exc
+            raise BackendError(
+                f"{self.base_url} sent nothing for {self.timeout:.0f} s: the engine is hung or overloaded; "
+                "check its log, restart it, then resume the run"
+            ) from exc
         except (openai.APIConnectionError, httpx.TransportError) as exc:  # httpx: the stream broke mid-reply
-            raise BackendError(f"lost the connection to {self.base_url} ({type(exc).__name__}: {exc}); the engine "
-                               "stopped or crashed: check its log, restart it, then resume the run") from exc
+            raise BackendError(
+                f"lost the connection to {self.base_url} ({type(exc).__name__}: {exc}); the engine "
+                "stopped or crashed: check its log, restart it, then resume the run"
+            ) from exc
         except openai.APIStatusError as exc:
             raise _status_error(self.base_url, exc.status_code, exc.body, exc.message) from exc
 
-    def _complete_tokens(self, history: TokenHistory, messages: list[Message], sampling: Sampling,
-                         on_text: OnText | None) -> Completion:
+    def _complete_tokens(
+        self, history: TokenHistory, messages: list[Message], sampling: Sampling, on_text: OnText | None
+    ) -> Completion:
         """llama-server's own `/completion`, prompt as token ids: the chat template rendered by the server,
         the previous prompt + reply kept as the tokens the model generated."""
         prompt_text = self._post("/apply-template", {"messages": [m.to_openai() for m in messages]})["prompt"]
         tokens = history.tokens_for(prompt_text)
-        body: dict[str, Any] = {"prompt": tokens, "n_predict": sampling.max_tokens, "temperature": sampling.temperature,
-                                "top_p": sampling.top_p, "top_k": sampling.top_k, "min_p": sampling.min_p,
-                                "stop": sampling.stop, "stream": True, "return_tokens": True, "cache_prompt": True}
+        body: dict[str, Any] = {
+            "prompt": tokens,
+            "n_predict": sampling.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "top_k": sampling.top_k,
+            "min_p": sampling.min_p,
+            "stop": sampling.stop,
+            "stream": True,
+            "return_tokens": True,
+            "cache_prompt": True,
+        }
         if sampling.seed is not None:
             body["seed"] = sampling.seed
         started = time.perf_counter()
@@ -145,7 +168,9 @@ class EndpointBackend:
         cut = False
         with self.http.stream("POST", "/completion", json=body) as response:
             if response.status_code != 200:
-                raise _status_error(self.base_url, response.status_code, _json(response.read().decode(errors="replace")))
+                raise _status_error(
+                    self.base_url, response.status_code, _json(response.read().decode(errors="replace"))
+                )
             for line in response.iter_lines():
                 kind, _, data = line.partition(": ")
                 if kind not in ("data", "error") or not data.startswith("{"):
@@ -168,8 +193,11 @@ class EndpointBackend:
         reply = "".join(text)
         history.remember(prompt_text, tokens, generated, reply)
         reason = CUT if cut else FINISH_REASONS.get(final.get("stop_type", ""), final.get("stop_type"))
-        return Completion(text=reply, finish_reason=reason,
-                          timings=_timings(final.get("timings"), None, len(generated), started, first_at or ended, ended))
+        return Completion(
+            text=reply,
+            finish_reason=reason,
+            timings=_timings(final.get("timings"), None, len(generated), started, first_at or ended, ended),
+        )
 
     def _stream(self, request: dict[str, Any], on_text: OnText | None) -> Completion:
         started = time.perf_counter()
@@ -205,7 +233,10 @@ class EndpointBackend:
         ended = time.perf_counter()
         return Completion(
             text="".join(text),
-            tool_calls=[ToolCallRequest(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"]) for i, c in sorted(calls.items())],
+            tool_calls=[
+                ToolCallRequest(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
+                for i, c in sorted(calls.items())
+            ],
             finish_reason=finish_reason,
             timings=_timings(server_timings, usage, deltas, started, first_at or ended, ended),
         )

@@ -35,8 +35,18 @@ BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
 BEELLAMA_TAG = "v0.2.0"
 DEFAULT_HELP = Path(__file__).parent / "dialects" / "beellama-v0.2.0-help.txt"
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
-MIN_CUDA_FOR_ARCH = {"100": (12, 8), "101": (12, 8), "120": (12, 8), "90": (11, 8), "89": (11, 8), "87": (11, 4),
-                     "86": (11, 1), "80": (11, 0), "75": (10, 0), "70": (9, 0)}
+MIN_CUDA_FOR_ARCH = {
+    "100": (12, 8),
+    "101": (12, 8),
+    "120": (12, 8),
+    "90": (11, 8),
+    "89": (11, 8),
+    "87": (11, 4),
+    "86": (11, 1),
+    "80": (11, 0),
+    "75": (10, 0),
+    "70": (9, 0),
+}
 LAST_CUDA_BEFORE_13 = (12, 9)  # CUDA 13 dropped the architectures before Turing (sm_75)
 RAM_PER_JOB = {"cuda": 4 * 1024**3, "cpu": 1 * 1024**3, "metal": 1 * 1024**3}  # nvcc with FA_ALL_QUANTS: ~3-4 GB/job
 UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
@@ -84,8 +94,14 @@ class BuildOptions(BaseModel):
 
     def cmake_args(self) -> list[str]:
         # static: one self-contained binary that still runs after the build folder is gone
-        args = ["-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_WEBUI=OFF", "-DGGML_NATIVE=ON"]
+        args = [
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DBUILD_SHARED_LIBS=OFF",
+            "-DLLAMA_BUILD_TESTS=OFF",
+            "-DLLAMA_BUILD_EXAMPLES=OFF",
+            "-DLLAMA_BUILD_WEBUI=OFF",
+            "-DGGML_NATIVE=ON",
+        ]
         if self.backend == "cuda":
             args += ["-DGGML_CUDA=ON", "-DGGML_CUDA_FA=ON", "-DGGML_CUDA_FA_ALL_QUANTS=ON"]
             if self.cuda_arch:
@@ -184,7 +200,8 @@ def detect_build_options(backend: str | None = None, cuda_arch: str | None = Non
         raise EngineBuildError(
             f"{gpu}no CUDA toolkit was found (nvcc is not on PATH, $CUDA_HOME or /usr/local/cuda*/bin); install it "
             "(https://developer.nvidia.com/cuda-downloads, or `apt-get install nvidia-cuda-toolkit`), or add its bin "
-            "folder to PATH (`export PATH=/usr/local/cuda/bin:$PATH`); `--backend cpu` builds for the CPU on purpose")
+            "folder to PATH (`export PATH=/usr/local/cuda/bin:$PATH`); `--backend cpu` builds for the CPU on purpose"
+        )
     cuda_arch = cuda_arch or (gpus[0].compute_cap.replace(".", "") if gpus else None)
     check_toolkit(nvcc, cuda_arch)
     return BuildOptions(backend="cuda", cuda_arch=cuda_arch, nvcc=str(nvcc))
@@ -197,11 +214,13 @@ def check_toolkit(nvcc: Path, cuda_arch: str | None) -> None:
     if version and needed and version < needed:
         raise EngineBuildError(
             f"CUDA {version[0]}.{version[1]} ({nvcc}) cannot target sm_{cuda_arch}: it needs CUDA >= "
-            f"{needed[0]}.{needed[1]}; install a newer toolkit and put its bin folder first on PATH")
+            f"{needed[0]}.{needed[1]}; install a newer toolkit and put its bin folder first on PATH"
+        )
     if version and cuda_arch and cuda_arch.isdigit() and int(cuda_arch) < 75 and version > LAST_CUDA_BEFORE_13:
         raise EngineBuildError(
             f"CUDA {version[0]}.{version[1]} ({nvcc}) dropped sm_{cuda_arch}: install CUDA 12.x for this GPU and put "
-            "its bin folder first on PATH (or set CUDA_HOME)")
+            "its bin folder first on PATH (or set CUDA_HOME)"
+        )
 
 
 def default_jobs(backend: str, cores: int | None = None, ram_available: int | None = None) -> int:
@@ -279,9 +298,23 @@ def _sdist_tree(version: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     # `--no-binary llama-cpp-python`, not `:all:`: that would make pip build the sdist's build requirements from
     # source too (over 20 minutes on a fresh 2-core machine, against 13 s this way).
-    run = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                          "--no-binary", "llama-cpp-python", f"llama-cpp-python=={version}", "-d", str(folder)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            "llama-cpp-python",
+            f"llama-cpp-python=={version}",
+            "-d",
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+    )
     archives = list(folder.glob("llama_cpp_python-*.tar.gz"))
     if run.returncode != 0 or not archives:
         raise EngineBuildError(f"pip could not download the llama-cpp-python {version} sdist: {run.stderr[-800:]}")
@@ -294,8 +327,14 @@ def _sdist_tree(version: str) -> Path:
 # ---------------------------------------------------------------- build
 
 
-def build_engine(source: EngineSource, options: BuildOptions | None = None, *, jobs: int | None = None,
-                 force: bool = False, show_progress: bool = True) -> Engine:
+def build_engine(
+    source: EngineSource,
+    options: BuildOptions | None = None,
+    *,
+    jobs: int | None = None,
+    force: bool = False,
+    show_progress: bool = True,
+) -> Engine:
     """Build llama-server for `source` with `options`, or return the cached build with the same key."""
     options = options or detect_build_options()
     tree, commit = resolve_source(source)
@@ -320,8 +359,16 @@ def _build_lock(key: str) -> Iterator[None]:
         yield
 
 
-def _build(source: EngineSource, options: BuildOptions, tree: Path, commit: str, patches: list[Path], key: str,
-           jobs: int | None, show_progress: bool) -> Engine:
+def _build(
+    source: EngineSource,
+    options: BuildOptions,
+    tree: Path,
+    commit: str,
+    patches: list[Path],
+    key: str,
+    jobs: int | None,
+    show_progress: bool,
+) -> Engine:
     out = engines_dir() / key
     manifest = out / "engine.json"
     _require_toolchain(options)
@@ -337,16 +384,26 @@ def _build(source: EngineSource, options: BuildOptions, tree: Path, commit: str,
         jobs = jobs or default_jobs(options.backend)
         command = ["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)]
         _run(command, log_file, log, "compile", lambda done, total: progress.update(task, completed=done, total=total))
-    binary_dir = next((p.parent for p in build_dir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)), None)
+    binary_dir = next(
+        (p.parent for p in build_dir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)), None
+    )
     if binary_dir is None:
         raise EngineBuildError(f"the build finished but produced no llama-server binary; see {log}")
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(binary_dir, out / "bin", symlinks=True)
     version, capabilities = probe(out / "bin" / "llama-server")
-    engine = Engine(key=key, source=source.describe(), commit=commit, options=options, binary=out / "bin" / "llama-server",
-                    version=version, capabilities=capabilities, build_seconds=round(time.monotonic() - started, 1),
-                    patches=[p.stem for p in patches])
+    engine = Engine(
+        key=key,
+        source=source.describe(),
+        commit=commit,
+        options=options,
+        binary=out / "bin" / "llama-server",
+        version=version,
+        capabilities=capabilities,
+        build_seconds=round(time.monotonic() - started, 1),
+        patches=[p.stem for p in patches],
+    )
     manifest.write_text(engine.model_dump_json(indent=2))
     shutil.rmtree(build_dir, ignore_errors=True)
     if patches:
@@ -362,7 +419,9 @@ def applicable_patches(tree: Path) -> list[Path]:
     without it, and the flags it adds are then missing from the engine's capabilities."""
     if not shutil.which("git"):  # the toolchain check names what to install
         return []
-    return [patch for patch in sorted(PATCHES_DIR.glob("*.patch")) if _git_apply(tree, patch, "--check").returncode == 0]
+    return [
+        patch for patch in sorted(PATCHES_DIR.glob("*.patch")) if _git_apply(tree, patch, "--check").returncode == 0
+    ]
 
 
 def patched_copy(tree: Path, patches: list[Path], target: Path) -> Path:
@@ -423,5 +482,10 @@ def _run(command: list[str], log_file, log: Path, stage: str, on_progress=None) 
 
 
 def _progress(enabled: bool) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                    TimeElapsedColumn(), disable=not enabled)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        disable=not enabled,
+    )

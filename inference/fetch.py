@@ -55,9 +55,16 @@ def fetch_model(
     """Return the path of a verified copy of `spec`, downloading it if needed. `revision` overrides the catalog's
     Hugging Face revision (its size and sha256 then come from the Hub at that revision)."""
     if revision:
-        spec = spec.model_copy(update={"sources": [
-            s.model_copy(update={"revision": revision, "size": None, "sha256": None})
-            if isinstance(s, HuggingFaceSource) else s for s in spec.sources]})
+        spec = spec.model_copy(
+            update={
+                "sources": [
+                    s.model_copy(update={"revision": revision, "size": None, "sha256": None})
+                    if isinstance(s, HuggingFaceSource)
+                    else s
+                    for s in spec.sources
+                ]
+            }
+        )
     if found := cached_model(spec):
         return found
     if offline:
@@ -173,7 +180,8 @@ def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
         raise FetchError(
             f"{source.repo}/{source.filename} at revision {commit} is {info.size} bytes, the catalog expects "
             f"{source.size}: the file was changed upstream; pin the revision the catalog names, or pass "
-            "`--revision` to `agent models pull` to take another one on purpose")
+            "`--revision` to `agent models pull` to take another one on purpose"
+        )
     expected = source.sha256 or getattr(getattr(info, "lfs", None), "sha256", None)
     if expected is None:
         raise FetchError(f"the Hub reports no LFS sha256 for {source.filename}; cannot verify it")
@@ -183,8 +191,10 @@ def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
     actual = sha256_of(dest)
     if actual != expected or dest.stat().st_size != info.size:
         dest.unlink()
-        raise FetchError(f"download does not verify: sha256 {actual} (expected {expected}), size "
-                         f"{dest.stat().st_size if dest.exists() else 'removed'} (expected {info.size}); file removed")
+        raise FetchError(
+            f"download does not verify: sha256 {actual} (expected {expected}), size "
+            f"{dest.stat().st_size if dest.exists() else 'removed'} (expected {info.size}); file removed"
+        )
     _write_sidecar(dest, actual, revision=commit)
 
 

@@ -32,8 +32,13 @@ class Hardware(BaseModel):
     @classmethod
     def detect(cls) -> "Hardware":
         memory = psutil.virtual_memory()
-        return cls(cores=os.cpu_count() or 1, ram_total=memory.total, ram_available=memory.available,
-                   gpus=nvidia_gpus(), nvcc=_nvcc_version())
+        return cls(
+            cores=os.cpu_count() or 1,
+            ram_total=memory.total,
+            ram_available=memory.available,
+            gpus=nvidia_gpus(),
+            nvcc=_nvcc_version(),
+        )
 
 
 def nvidia_gpus() -> list[Gpu]:
@@ -42,7 +47,10 @@ def nvidia_gpus() -> list[Gpu]:
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=name,memory.total,memory.free,compute_cap", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=20).stdout
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
     gpus = []

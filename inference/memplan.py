@@ -18,14 +18,37 @@ from pydantic import BaseModel
 from inference.shape import ModelShape
 
 # bytes per element of each KV cache type (block formats include their scales)
-CACHE_TYPE_BYTES = {"f32": 4.0, "f16": 2.0, "bf16": 2.0, "q8_0": 34 / 32, "q5_1": 24 / 32, "q5_0": 22 / 32,
-                    "q4_1": 20 / 32, "q4_0": 18 / 32, "iq4_nl": 18 / 32}
+CACHE_TYPE_BYTES = {
+    "f32": 4.0,
+    "f16": 2.0,
+    "bf16": 2.0,
+    "q8_0": 34 / 32,
+    "q5_1": 24 / 32,
+    "q5_0": 22 / 32,
+    "q4_1": 20 / 32,
+    "q4_0": 18 / 32,
+    "iq4_nl": 18 / 32,
+}
 KV_PAD = 256  # llama.cpp pads KV cache sizes to this many cells
 DEFAULT_UBATCH = 512
 DFLASH_CROSS_CTX_DEFAULT = 512  # BeeLlama's --spec-dflash-cross-ctx default
 RUNTIME = {"gpu": 512 * 1024**2, "cpu": 256 * 1024**2}  # CUDA context + cuBLAS workspace; CPU threadpool etc.
-UNITS = {"": 1024**3, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
-         "g": 1024**3, "gb": 1000**3, "gib": 1024**3, "t": 1024**4, "tb": 1000**4, "tib": 1024**4}
+UNITS = {
+    "": 1024**3,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "kib": 1024,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1000**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tb": 1000**4,
+    "tib": 1024**4,
+}
 
 
 class PlanTerm(BaseModel):
@@ -69,10 +92,14 @@ class MemoryPlan(BaseModel):
         if largest.bytes > self.available:
             why = f"the {largest.label} alone ({gb(largest.bytes)}) exceed it: use a smaller quantization or a bigger device"
         else:
-            why = ("lower ctx_size, use a quantized KV cache (cache_type_k/v), or a smaller model; largest terms: "
-                   + ", ".join(f"{t.label} {gb(t.bytes)}" for t in sorted(self.terms, key=lambda t: -t.bytes)[:2]))
-        return (f"does not fit: needs {gb(self.total)}, {self.device} has {gb(self.available)} ({self.available_from}), "
-                f"short by {gb(short)}; {why}")
+            why = (
+                "lower ctx_size, use a quantized KV cache (cache_type_k/v), or a smaller model; largest terms: "
+                + ", ".join(f"{t.label} {gb(t.bytes)}" for t in sorted(self.terms, key=lambda t: -t.bytes)[:2])
+            )
+        return (
+            f"does not fit: needs {gb(self.total)}, {self.device} has {gb(self.available)} ({self.available_from}), "
+            f"short by {gb(short)}; {why}"
+        )
 
     def render(self) -> str:
         width = max(len(t.label) for t in self.terms)
@@ -95,8 +122,16 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * UNITS[match.group(2).lower()])
 
 
-def kv_cache_bytes(shape: ModelShape, ctx: int, *, ubatch: int, seqs: int, unified: bool, cache_type_k: str | None,
-                   cache_type_v: str | None) -> tuple[int, str]:
+def kv_cache_bytes(
+    shape: ModelShape,
+    ctx: int,
+    *,
+    ubatch: int,
+    seqs: int,
+    unified: bool,
+    cache_type_k: str | None,
+    cache_type_v: str | None,
+) -> tuple[int, str]:
     """Bytes of KV cache, with the cell counts per kind of layer that llama.cpp allocates."""
     k_bytes, v_bytes = (CACHE_TYPE_BYTES.get(t or "f16", 2.0) for t in (cache_type_k, cache_type_v))
     streams = 1 if unified else seqs
@@ -108,10 +143,16 @@ def kv_cache_bytes(shape: ModelShape, ctx: int, *, ubatch: int, seqs: int, unifi
         cells = swa_cells if swa else full_cells
         total += cells * heads * (k_len * k_bytes + v_len * v_bytes)
         groups[(swa, heads, k_len, cells)] = groups.get((swa, heads, k_len, cells), 0) + 1
-    parts = [f"{n} {'sliding-window' if swa else 'full'} layers x {heads} KV heads x {k_len} x {cells} cells"
-             for (swa, heads, k_len, cells), n in sorted(groups.items(), key=lambda g: g[0][0], reverse=True)]
+    parts = [
+        f"{n} {'sliding-window' if swa else 'full'} layers x {heads} KV heads x {k_len} x {cells} cells"
+        for (swa, heads, k_len, cells), n in sorted(groups.items(), key=lambda g: g[0][0], reverse=True)
+    ]
     types = f"{cache_type_k or 'f16'}/{cache_type_v or 'f16'}"
-    window = f"; window {shape.sliding_window} x {seqs if unified else 1} seq + ubatch {ubatch}" if any(shape.swa_layers) else ""
+    window = (
+        f"; window {shape.sliding_window} x {seqs if unified else 1} seq + ubatch {ubatch}"
+        if any(shape.swa_layers)
+        else ""
+    )
     return int(total), f"{types}: " + "; ".join(parts) + window
 
 
@@ -124,40 +165,80 @@ def _pad(cells: int) -> int:
     return math.ceil(cells / KV_PAD) * KV_PAD
 
 
-def build_plan(profile, target: ModelFacts, draft: ModelFacts | None, *, available: int | None,
-               available_from: str) -> MemoryPlan:
+def build_plan(
+    profile, target: ModelFacts, draft: ModelFacts | None, *, available: int | None, available_from: str
+) -> MemoryPlan:
     """Every allocation of `profile` (an inference.profiles.Profile) for these models, against `available`."""
     ubatch = profile.ubatch or DEFAULT_UBATCH
     dflash = profile.speculative == "dflash"
-    kv, kv_detail = kv_cache_bytes(target.shape, profile.ctx_size, ubatch=ubatch, seqs=profile.parallel,
-                                   unified=profile.kv_unified, cache_type_k=profile.cache_type_k,
-                                   cache_type_v=profile.cache_type_v)
-    terms = [PlanTerm(label="target weights", bytes=target.weights, detail=f"{target.id} ({target.source})"),
-             PlanTerm(label="target KV cache", bytes=kv, detail=kv_detail),
-             PlanTerm(label="target compute", bytes=compute_bytes(target.shape, ubatch),
-                      detail=f"ubatch {ubatch} x (vocab {target.shape.vocab} + 8 x {target.shape.embedding}) x 4 B")]
+    kv, kv_detail = kv_cache_bytes(
+        target.shape,
+        profile.ctx_size,
+        ubatch=ubatch,
+        seqs=profile.parallel,
+        unified=profile.kv_unified,
+        cache_type_k=profile.cache_type_k,
+        cache_type_v=profile.cache_type_v,
+    )
+    terms = [
+        PlanTerm(label="target weights", bytes=target.weights, detail=f"{target.id} ({target.source})"),
+        PlanTerm(label="target KV cache", bytes=kv, detail=kv_detail),
+        PlanTerm(
+            label="target compute",
+            bytes=compute_bytes(target.shape, ubatch),
+            detail=f"ubatch {ubatch} x (vocab {target.shape.vocab} + 8 x {target.shape.embedding}) x 4 B",
+        ),
+    ]
     if draft:
         terms.append(PlanTerm(label="draft weights", bytes=draft.weights, detail=f"{draft.id} ({draft.source})"))
         if dflash or draft.shape.is_dflash_drafter:
             cross = profile.dflash_cross_ctx or DFLASH_CROSS_CTX_DEFAULT
             layers = draft.shape.dflash_target_layers or 6
-            terms.append(PlanTerm(label="DFlash cross ring", bytes=cross * layers * target.shape.embedding * 4,
-                                  detail=f"{cross} tokens x {layers} target layers x {target.shape.embedding} x 4 B "
-                                         "(the drafter keeps no KV cache)"))
+            terms.append(
+                PlanTerm(
+                    label="DFlash cross ring",
+                    bytes=cross * layers * target.shape.embedding * 4,
+                    detail=f"{cross} tokens x {layers} target layers x {target.shape.embedding} x 4 B "
+                    "(the drafter keeps no KV cache)",
+                )
+            )
             block = draft.shape.dflash_block_size or 16
-            terms.append(PlanTerm(label="draft compute", bytes=compute_bytes(draft.shape, block),
-                                  detail=f"block {block} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B"))
+            terms.append(
+                PlanTerm(
+                    label="draft compute",
+                    bytes=compute_bytes(draft.shape, block),
+                    detail=f"block {block} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B",
+                )
+            )
         else:
             draft_ctx = profile.draft_ctx or profile.ctx_size
-            dkv, dkv_detail = kv_cache_bytes(draft.shape, draft_ctx, ubatch=ubatch, seqs=profile.parallel,
-                                             unified=profile.kv_unified, cache_type_k=None, cache_type_v=None)
-            terms += [PlanTerm(label="draft KV cache", bytes=dkv, detail=dkv_detail),
-                      PlanTerm(label="draft compute", bytes=compute_bytes(draft.shape, ubatch),
-                               detail=f"ubatch {ubatch} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B")]
-    terms.append(PlanTerm(label="runtime", bytes=RUNTIME[profile.device],
-                          detail="CUDA context and workspaces" if profile.device == "gpu" else "threads and host buffers"))
-    return MemoryPlan(profile=profile.name, device=profile.device, terms=terms, available=available,
-                      available_from=available_from)
+            dkv, dkv_detail = kv_cache_bytes(
+                draft.shape,
+                draft_ctx,
+                ubatch=ubatch,
+                seqs=profile.parallel,
+                unified=profile.kv_unified,
+                cache_type_k=None,
+                cache_type_v=None,
+            )
+            terms += [
+                PlanTerm(label="draft KV cache", bytes=dkv, detail=dkv_detail),
+                PlanTerm(
+                    label="draft compute",
+                    bytes=compute_bytes(draft.shape, ubatch),
+                    detail=f"ubatch {ubatch} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B",
+                ),
+            ]
+    terms.append(
+        PlanTerm(
+            label="runtime",
+            bytes=RUNTIME[profile.device],
+            detail="CUDA context and workspaces" if profile.device == "gpu" else "threads and host buffers",
+        )
+    )
+    return MemoryPlan(
+        profile=profile.name, device=profile.device, terms=terms, available=available, available_from=available_from
+    )
 
 
 # ---------------------------------------------------------------- facts and devices
@@ -174,13 +255,16 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
     path = path or cached_model(spec)
     try:
         if path is not None and path.is_file():
-            return ModelFacts(id=model_id, shape=ModelShape.from_gguf(path), weights=path.stat().st_size,
-                              source=f"header of {path}")
+            return ModelFacts(
+                id=model_id, shape=ModelShape.from_gguf(path), weights=path.stat().st_size, source=f"header of {path}"
+            )
     except ShapeError as exc:
         raise ProfileError(str(exc)) from None
     if spec.shape is None:
-        raise ProfileError(f"the catalog has no layer facts for {model_id!r}; download it first "
-                           f"(`agent models pull {model_id}`) so its GGUF header can be read")
+        raise ProfileError(
+            f"the catalog has no layer facts for {model_id!r}; download it first "
+            f"(`agent models pull {model_id}`) so its GGUF header can be read"
+        )
     size = next((s.size for s in spec.sources if getattr(s, "size", None)), None) or spec.approx_size
     return ModelFacts(id=model_id, shape=spec.shape, weights=size, source="catalog facts; not downloaded")
 
@@ -200,8 +284,7 @@ def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | Non
     return gpu.memory_free, f"free memory of {gpu.name}"
 
 
-def plan_profile(profile, *, paths: dict[str, Path] | None = None,
-                 gpu_memory: int | None = None) -> MemoryPlan:
+def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: int | None = None) -> MemoryPlan:
     """The plan of `profile` on this machine (or on a card of `gpu_memory` bytes)."""
     paths = paths or {}
     target = model_facts(profile.target, paths.get(profile.target))

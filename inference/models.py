@@ -75,8 +75,15 @@ QWEN_1_5B = ModelSpec(
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         ),
     ],
-    shape=ModelShape(arch="qwen2", layers=28, embedding=1536, vocab=151936, kv_heads=[2] * 28,
-                     key_length=[128] * 28, value_length=[128] * 28),
+    shape=ModelShape(
+        arch="qwen2",
+        layers=28,
+        embedding=1536,
+        vocab=151936,
+        kv_heads=[2] * 28,
+        key_length=[128] * 28,
+        value_length=[128] * 28,
+    ),
 )
 
 QWEN_0_5B = ModelSpec(
@@ -97,8 +104,15 @@ QWEN_0_5B = ModelSpec(
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         ),
     ],
-    shape=ModelShape(arch="qwen2", layers=24, embedding=896, vocab=151936, kv_heads=[2] * 24,
-                     key_length=[64] * 24, value_length=[64] * 24),
+    shape=ModelShape(
+        arch="qwen2",
+        layers=24,
+        embedding=896,
+        vocab=151936,
+        kv_heads=[2] * 24,
+        key_length=[64] * 24,
+        value_length=[64] * 24,
+    ),
 )
 
 GEMMA4_31B = ModelSpec(
@@ -109,9 +123,17 @@ GEMMA4_31B = ModelSpec(
     approx_size=17_500_000_000,
     sources=[HuggingFaceSource(repo="unsloth/gemma-4-31B-it-GGUF", filename="gemma-4-31B-it-Q4_K_S.gguf")],
     # 60 blocks, 5 sliding-window : 1 global; KV heads 16 x 256 (window 1024) on sliding layers, 4 x 512 on global
-    shape=ModelShape(arch="gemma4", layers=60, embedding=5376, vocab=262144, kv_heads=[16, 16, 16, 16, 16, 4] * 10,
-                     key_length=[256, 256, 256, 256, 256, 512] * 10, value_length=[256, 256, 256, 256, 256, 512] * 10,
-                     sliding_window=1024, swa_layers=[True, True, True, True, True, False] * 10),
+    shape=ModelShape(
+        arch="gemma4",
+        layers=60,
+        embedding=5376,
+        vocab=262144,
+        kv_heads=[16, 16, 16, 16, 16, 4] * 10,
+        key_length=[256, 256, 256, 256, 256, 512] * 10,
+        value_length=[256, 256, 256, 256, 256, 512] * 10,
+        sliding_window=1024,
+        swa_layers=[True, True, True, True, True, False] * 10,
+    ),
 )
 
 GEMMA4_31B_DFLASH = ModelSpec(
@@ -120,12 +142,19 @@ GEMMA4_31B_DFLASH = ModelSpec(
     description="DFlash draft for Gemma 4 31B (architecture dflash-draft, about 1.09 GB; BeeLlama >= v0.2).",
     role="draft",
     approx_size=1_090_000_000,
-    sources=[
-        HuggingFaceSource(repo="Anbeeld/gemma-4-31B-it-DFlash-GGUF", filename="gemma4-31b-it-dflash-Q5_K_M.gguf")
-    ],
+    sources=[HuggingFaceSource(repo="Anbeeld/gemma-4-31B-it-DFlash-GGUF", filename="gemma4-31b-it-dflash-Q5_K_M.gguf")],
     # a DFlash drafter keeps no KV cache; it reads 6 of the target's hidden layers in blocks of 16 tokens
-    shape=ModelShape(arch="dflash-draft", layers=0, embedding=5376, vocab=262144, kv_heads=[], key_length=[],
-                     value_length=[], dflash_block_size=16, dflash_target_layers=6),
+    shape=ModelShape(
+        arch="dflash-draft",
+        layers=0,
+        embedding=5376,
+        vocab=262144,
+        kv_heads=[],
+        key_length=[],
+        value_length=[],
+        dflash_block_size=16,
+        dflash_target_layers=6,
+    ),
 )
 
 CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH)}

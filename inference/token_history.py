@@ -24,7 +24,7 @@ class TokenHistory:
     def tokens_for(self, prompt_text: str) -> list[int]:
         """Tokens for a rendered prompt; when it extends the last prompt + reply, those keep their tokens."""
         if self._text and prompt_text.startswith(self._text):
-            return self._tokens + self._tokenize(prompt_text[len(self._text):])
+            return self._tokens + self._tokenize(prompt_text[len(self._text) :])
         return self._tokenize(prompt_text)
 
     def remember(self, prompt_text: str, prompt_tokens: list[int], generated: list[int], reply: str) -> None:

@@ -63,8 +63,7 @@ class SkillError(ValueError):
 def default_user_dirs() -> list[Path]:
     """User skill folders, lowest precedence first: ours, then the cross-client and Claude conventions."""
     home = Path.home()
-    return [config_dir() / "skills", home / ".agents" / "skills",
-            home / ".claude" / "skills"]
+    return [config_dir() / "skills", home / ".agents" / "skills", home / ".claude" / "skills"]
 
 
 def project_dirs(project: Path) -> list[Path]:
@@ -72,8 +71,9 @@ def project_dirs(project: Path) -> list[Path]:
     return [project / ".agents" / "skills", project / ".claude" / "skills"]
 
 
-def discover_skills(project: Path | None = None, user_dirs: list[Path] | None = None,
-                    bundled_dir: Path | None = BUNDLED_DIR) -> SkillCatalog:
+def discover_skills(
+    project: Path | None = None, user_dirs: list[Path] | None = None, bundled_dir: Path | None = BUNDLED_DIR
+) -> SkillCatalog:
     """All skills: bundled, then user dirs (default: `default_user_dirs()`), then the project's; a later
     source replaces an earlier skill with the same name, so a project can override what we ship."""
     roots: list[tuple[Path, Source]] = []
@@ -123,8 +123,14 @@ def load_skill(path: Path, source: Source = "project", warnings: list[SkillProbl
         raise SkillError(f"description is {len(description)} characters; the limit is {MAX_DESCRIPTION}")
     if name != path.parent.name and warnings is not None:
         warnings.append(SkillProblem(path=path, reason=f"name {name!r} differs from its folder name", skipped=False))
-    return Skill(name=name, description=description, path=path.resolve(), source=source, body=body.strip(),
-                 files=_bundled_files(path.parent))
+    return Skill(
+        name=name,
+        description=description,
+        path=path.resolve(),
+        source=source,
+        body=body.strip(),
+        files=_bundled_files(path.parent),
+    )
 
 
 def parse_front_matter(text: str) -> tuple[dict, str]:
@@ -161,7 +167,11 @@ def _bundled_files(folder: Path) -> list[str]:
     files = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
-        if path.is_file() and rel.as_posix() != SKILL_FILE and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
+        if (
+            path.is_file()
+            and rel.as_posix() != SKILL_FILE
+            and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts)
+        ):
             files.append(rel.as_posix())
     return files[:MAX_LISTED_FILES]
 

@@ -57,17 +57,22 @@ class ScriptedBackend:
         self.replies = list(replies)
         self.calls: list[dict] = []
 
-    def complete(self, messages: list[Message], tools=None, sampling: Sampling | None = None, on_text=None) -> Completion:
+    def complete(
+        self, messages: list[Message], tools=None, sampling: Sampling | None = None, on_text=None
+    ) -> Completion:
         self.calls.append({"messages": [m.model_copy() for m in messages], "tools": tools, "sampling": sampling})
         text = self.replies.pop(0) if self.replies else "I am done."
         sent, reason = "", None
         for start in range(0, len(text), 16):  # streamed in pieces, like an engine; `on_text` may cut it
-            sent += text[start:start + 16]
-            if on_text and on_text(text[start:start + 16]):
+            sent += text[start : start + 16]
+            if on_text and on_text(text[start : start + 16]):
                 text, reason = sent, CUT
                 break
-        return Completion(text=text, finish_reason=reason,
-                          timings=Timings(prompt_tokens=10 * len(messages), completion_tokens=5, predicted_ms=100))
+        return Completion(
+            text=text,
+            finish_reason=reason,
+            timings=Timings(prompt_tokens=10 * len(messages), completion_tokens=5, predicted_ms=100),
+        )
 
 
 @pytest.fixture
@@ -85,7 +90,8 @@ def report_fuzz_counts(request):
         per_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(cases.items()))
         if reporter and capture:
             with capture.global_and_fixture_disabled():
-                reporter.write_line(f"\n{title}: {sum(cases.values())} cases tried ({per_kind}), "
-                                    f"escapes: {sum(escapes.values())}")
+                reporter.write_line(
+                    f"\n{title}: {sum(cases.values())} cases tried ({per_kind}), escapes: {sum(escapes.values())}"
+                )
 
     return write

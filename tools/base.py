@@ -93,7 +93,10 @@ class Tool(ABC):
         parameters.pop("title", None)
         for prop in parameters.get("properties", {}).values():
             prop.pop("title", None)
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": parameters},
+        }
 
     def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Validate the model's arguments, run, turn every expected failure into an error result, and take

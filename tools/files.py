@@ -75,8 +75,9 @@ def write_atomically(workspace: Path, path: Path, content: str) -> None:
             keep = stat.S_IMODE(mode) if stat.S_ISREG(mode) else None
         except FileNotFoundError:
             keep = None
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
-                     dir_fd=folder)
+        fd = os.open(
+            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=folder
+        )
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content.encode("utf-8"))
@@ -94,8 +95,10 @@ def write_atomically(workspace: Path, path: Path, content: str) -> None:
 def refuse_when_read_only(ctx: ToolContext, shown_as: str) -> None:
     """File tools run in-process, not under bubblewrap: the read-only sandbox mode is enforced here."""
     if ctx.policy.sandbox.mode == "read-only":
-        raise ToolError(f"cannot change {shown_as}: the sandbox is read-only (sandbox = \"read-only\" in the "
-                        "configuration), so files can be read but not written or edited")
+        raise ToolError(
+            f'cannot change {shown_as}: the sandbox is read-only (sandbox = "read-only" in the '
+            "configuration), so files can be read but not written or edited"
+        )
 
 
 class ReadParams(BaseModel):
@@ -197,8 +200,12 @@ class EditFileTool(Tool):
             raise ToolError(f"`old` text was not found in {params.path}.{_nearest_line_hint(text, params.old)}")
         if count > 1:
             lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
-            rename = (f"; or, to change every one (a rename), run with bash: sed -i 's/\\b{params.old}\\b/"
-                      f"{params.new}/g' {params.path}" if params.old.isidentifier() and params.new.isidentifier() else "")
+            rename = (
+                f"; or, to change every one (a rename), run with bash: sed -i 's/\\b{params.old}\\b/"
+                f"{params.new}/g' {params.path}"
+                if params.old.isidentifier() and params.new.isidentifier()
+                else ""
+            )
             raise ToolError(
                 f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
                 f"include more surrounding lines so it is unique{rename}"
@@ -219,8 +226,12 @@ def current_text(workspace: Path, path: str) -> str | None:
 
 def diff_preview(path: str, current: str | None, new: str) -> str:
     """The unified diff from `current` (None: no such file) to `new`, cut at MAX_PREVIEW_LINES."""
-    diff = difflib.unified_diff((current or "").splitlines(keepends=True), new.splitlines(keepends=True),
-                                fromfile=f"a/{path}" if current is not None else "/dev/null", tofile=f"b/{path}")
+    diff = difflib.unified_diff(
+        (current or "").splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path}" if current is not None else "/dev/null",
+        tofile=f"b/{path}",
+    )
     lines = [line if line.endswith("\n") else line + "\n" for line in diff]
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"[... {len(lines) - MAX_PREVIEW_LINES} more diff lines]\n"]
@@ -292,12 +303,16 @@ class SearchTool(Tool):
                 try:
                     found = pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001))
                 except TimeoutError:
-                    raise ToolError(f"the search took longer than {SEARCH_SECONDS:.0f} s ({len(matches)} matches so far); "
-                                    "use a simpler pattern (fewer nested repeats like (a+)+) or a narrower path") from None
+                    raise ToolError(
+                        f"the search took longer than {SEARCH_SECONDS:.0f} s ({len(matches)} matches so far); "
+                        "use a simpler pattern (fewer nested repeats like (a+)+) or a narrower path"
+                    ) from None
                 if found:
                     matches.append(f"{relative(ctx.workspace, file)}:{number}: {line[:300]}")
                     if len(matches) >= self.max_matches:
-                        return ToolResult(output="\n".join(matches) + "\n[... more matches not shown; narrow the search]")
+                        return ToolResult(
+                            output="\n".join(matches) + "\n[... more matches not shown; narrow the search]"
+                        )
         return ToolResult(output="\n".join(matches) if matches else f"no matches for {params.pattern!r}")
 
 

@@ -12,8 +12,16 @@ import re
 import warnings
 from typing import Annotated, Any, Callable, Iterable
 
-from mcp.types import (AudioContent, BlobResourceContents, CallToolResult, EmbeddedResource, ImageContent, ResourceLink,
-                       TextContent, TextResourceContents)
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 from mcp.types import Tool as MCPToolSpec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
@@ -25,7 +33,14 @@ MAX_DESCRIPTION = 400
 MAX_SCHEMA_CHARS = 8_000  # one tool's parameter schema, as JSON (one tool with 5000 parameters was ~680k)
 MAX_TOTAL_SCHEMA_CHARS = 60_000  # all MCP tools together
 _DOC_KEYS = ("description", "examples", "title", "default", "$comment")
-_JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
+_JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
 
 
 def _json_if_text(value: Any) -> Any:
@@ -53,7 +68,10 @@ def params_model(tool_name: str, schema: dict[str, Any]) -> type[BaseModel]:
         description = untrusted_text(str(spec.get("description", "")), 160) if isinstance(spec, dict) else ""
         description = f"{description or name} ({kind})" if isinstance(kind, str) else description
         default = ... if name in required else None
-        fields[name] = (annotation if name in required else annotation | None, Field(default, description=description or None))
+        fields[name] = (
+            annotation if name in required else annotation | None,
+            Field(default, description=description or None),
+        )
     config = ConfigDict(extra="allow", protected_namespaces=())
     with warnings.catch_warnings():  # `json`, `copy`...: they shadow BaseModel methods, and work as fields
         warnings.simplefilter("ignore", UserWarning)
@@ -109,8 +127,11 @@ def _without_docs(value: Any, depth: int = 0, names: bool = False) -> Any:
     if depth > 64:
         raise UnusableTool("its input schema is nested more than 64 levels deep")
     if isinstance(value, dict):
-        return {k: _without_docs(v, depth + 1, names=not names and k in _NAME_MAPS)
-                for k, v in value.items() if names or k not in _DOC_KEYS}
+        return {
+            k: _without_docs(v, depth + 1, names=not names and k in _NAME_MAPS)
+            for k, v in value.items()
+            if names or k not in _DOC_KEYS
+        }
     if isinstance(value, list):
         return [_without_docs(v, depth + 1) for v in value]
     return value
@@ -135,14 +156,18 @@ class MCPTool(Tool):
 
     def schema(self) -> dict[str, Any]:
         """Native function calling gets the server's schema itself, not our approximation of it."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.input_schema}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
 
     def run(self, params: BaseModel, ctx: ToolContext) -> ToolResult:
         offered = [t.name for t in self.hub.tools().get(self.server, [])]
         if self.remote_name not in offered:
-            return ToolResult.error(f"MCP server {self.server!r} no longer offers {self.remote_name!r}; "
-                                    f"it offers: {', '.join(offered) or 'nothing (not connected)'}")
+            return ToolResult.error(
+                f"MCP server {self.server!r} no longer offers {self.remote_name!r}; "
+                f"it offers: {', '.join(offered) or 'nothing (not connected)'}"
+            )
         arguments = params.model_dump(exclude_unset=True)
         try:
             result = self.hub.call(self.server, self.remote_name, arguments)
@@ -180,8 +205,12 @@ def render_result(result: CallToolResult, limit: int = 12_000) -> str:
     return text
 
 
-def mcp_tools(hub: MCPHub, reserved: Iterable[str] = (), note: Callable[[str], None] = lambda text: None,
-              total_limit: int = MAX_TOTAL_SCHEMA_CHARS) -> list[MCPTool]:
+def mcp_tools(
+    hub: MCPHub,
+    reserved: Iterable[str] = (),
+    note: Callable[[str], None] = lambda text: None,
+    total_limit: int = MAX_TOTAL_SCHEMA_CHARS,
+) -> list[MCPTool]:
     """Every ready server's usable tools. `reserved`: the built-in tools' names, never given to an MCP tool;
     a tool whose name is taken gets a numbered one. Each skipped or renamed tool is a note."""
     tools: list[MCPTool] = []
@@ -203,8 +232,10 @@ def mcp_tools(hub: MCPHub, reserved: Iterable[str] = (), note: Callable[[str], N
                 while tool.name in taken:
                     tool.name = f"{wanted[:58]}_{number}"
                     number += 1
-                note(f"{shown} is offered as {tool.name}: {wanted!r} is taken by "
-                     f"{'a built-in tool' if wanted in reserved else 'another tool'}")
+                note(
+                    f"{shown} is offered as {tool.name}: {wanted!r} is taken by "
+                    f"{'a built-in tool' if wanted in reserved else 'another tool'}"
+                )
             total += tool.schema_size
             taken.add(tool.name)
             tools.append(tool)

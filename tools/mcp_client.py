@@ -53,8 +53,13 @@ class _Connection:
     def status(self) -> ServerStatus:
         ok = self.client is not None and self.error is None
         detail = self.client.protocol_version if ok and self.client else (self.error or "not started")
-        return ServerStatus(name=self.config.name, state="ready" if ok else "failed", detail=str(detail),
-                            tools=[t.name for t in self.tools], log=str(self.log_path) if self.log_path else None)
+        return ServerStatus(
+            name=self.config.name,
+            state="ready" if ok else "failed",
+            detail=str(detail),
+            tools=[t.name for t in self.tools],
+            log=str(self.log_path) if self.log_path else None,
+        )
 
     def log_tail(self, lines: int = 8) -> str:
         if not self.log_path or not self.log_path.is_file():
@@ -66,12 +71,15 @@ class _Connection:
 class MCPHub:
     """All configured servers of one run. Use as a context manager; `start()` returns every server's status."""
 
-    def __init__(self, servers: list[MCPServerConfig], log_dir: Path | None = None, sandbox: SandboxPolicy | None = None):
+    def __init__(
+        self, servers: list[MCPServerConfig], log_dir: Path | None = None, sandbox: SandboxPolicy | None = None
+    ):
         """`sandbox`: the policy project servers run under (their workspace is their project); None runs them
         as configured, like user servers always are."""
         self._sandbox = sandbox
-        self._connections = {s.name: _Connection(s, log_dir / f"{s.name}.log" if log_dir else None)
-                             for s in servers if not s.disabled}
+        self._connections = {
+            s.name: _Connection(s, log_dir / f"{s.name}.log" if log_dir else None) for s in servers if not s.disabled
+        }
         self._log_dir = log_dir
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-hub", daemon=True)
@@ -107,8 +115,10 @@ class MCPHub:
         try:
             return self._submit(conn.client.call_tool(tool, arguments, read_timeout_seconds=timeout), timeout + 5)
         except (TimeoutError, concurrent.futures.TimeoutError):
-            raise MCPCallError(f"{server}.{tool} did not answer within {timeout:.0f} s (raise tool_timeout for "
-                               f"{server!r} in {conn.config.origin or 'the MCP config'} if it needs longer)") from None
+            raise MCPCallError(
+                f"{server}.{tool} did not answer within {timeout:.0f} s (raise tool_timeout for "
+                f"{server!r} in {conn.config.origin or 'the MCP config'} if it needs longer)"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - a dead or confused server is reported, never raised into the loop
             cause = _describe(exc)
             if "timed out" in cause.lower() or "timeout" in cause.lower():
@@ -139,8 +149,10 @@ class MCPHub:
         try:
             await asyncio.wait_for(conn.ready.wait(), timeout)
         except TimeoutError:
-            conn.error = (f"did not answer within {timeout:.0f} s of starting (a hung or very slow server); "
-                          f"check `{conn.config.launch_line()}` by hand, or raise startup_timeout{conn.log_tail()}")
+            conn.error = (
+                f"did not answer within {timeout:.0f} s of starting (a hung or very slow server); "
+                f"check `{conn.config.launch_line()}` by hand, or raise startup_timeout{conn.log_tail()}"
+            )
             if conn.task is not None:
                 conn.task.cancel()
                 await asyncio.gather(conn.task, return_exceptions=True)
@@ -159,9 +171,14 @@ class MCPHub:
         try:
             async with AsyncExitStack() as stack:
                 transport = await self._transport(conn, stack)
-                conn.client = await stack.enter_async_context(Client(
-                    transport, read_timeout_seconds=conn.config.startup_timeout, client_info=CLIENT_INFO,
-                    message_handler=lambda message: self._on_message(conn, message)))
+                conn.client = await stack.enter_async_context(
+                    Client(
+                        transport,
+                        read_timeout_seconds=conn.config.startup_timeout,
+                        client_info=CLIENT_INFO,
+                        message_handler=lambda message: self._on_message(conn, message),
+                    )
+                )
                 conn.tools = (await conn.client.list_tools()).tools
                 conn.ready.set()
                 async with anyio.create_task_group() as group:
@@ -181,16 +198,24 @@ class MCPHub:
             errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None  # noqa: SIM115 - the stack closes it
             wrapped = self._wrap(config)
             stack.callback(wrapped.cleanup)
-            params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:],
-                                           env={**config.env, **wrapped.env} or None, cwd=config.cwd)
+            params = StdioServerParameters(
+                command=wrapped.argv[0],
+                args=wrapped.argv[1:],
+                env={**config.env, **wrapped.env} or None,
+                cwd=config.cwd,
+            )
             return capped_stdio_client(params, errlog)
         if config.transport == "sse":
             return sse_client(config.url or "", headers=config.headers or None)
         import httpx2
 
-        http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=config.headers, timeout=httpx2.Timeout(30, read=config.tool_timeout),
-            transport=capped_http_transport()))
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers=config.headers,
+                timeout=httpx2.Timeout(30, read=config.tool_timeout),
+                transport=capped_http_transport(),
+            )
+        )
         return streamable_http_client(config.url or "", http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES)
 
     def _wrap(self, config: MCPServerConfig) -> WrappedCommand:
@@ -206,8 +231,10 @@ class MCPHub:
         cause = _describe(exc)
         config = conn.config
         if isinstance(_leaf(exc), FileNotFoundError) and config.transport == "stdio":
-            return (f"command {config.command!r} not found; install it or fix `command` for {config.name!r} "
-                    f"in {config.origin or 'the MCP config'}")
+            return (
+                f"command {config.command!r} not found; install it or fix `command` for {config.name!r} "
+                f"in {config.origin or 'the MCP config'}"
+            )
         return f"failed to start: {cause}{conn.log_tail()}"
 
     async def _on_message(self, conn: _Connection, message: object) -> None:

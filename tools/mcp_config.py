@@ -51,15 +51,20 @@ class MCPServerConfig(BaseModel):
         if self.transport == "stdio":
             line = shlex.join([self.command or "", *self.args])
             return line + (f"  (env: {', '.join(sorted(self.env))})" if self.env else "")
-        return f"{self.transport} {self.url}" + (f"  (headers: {', '.join(sorted(self.headers))})" if self.headers else "")
+        return f"{self.transport} {self.url}" + (
+            f"  (headers: {', '.join(sorted(self.headers))})" if self.headers else ""
+        )
 
     def fingerprint(self) -> str:
         """The launch line, and for a project server the content of every workspace file it names: the
         model can edit the project, so a rewritten `srv.py` is a different server and is asked about again."""
         spec = [self.transport, self.command, self.args, sorted(self.env), self.cwd, self.url, sorted(self.headers)]
         if self.scope == "project" and self.root and self.transport == "stdio":
-            spec.append(named_files_digest([self.command or "", *self.args], Path(self.root) / (self.cwd or "."),
-                                           Path(self.root)))
+            spec.append(
+                named_files_digest(
+                    [self.command or "", *self.args], Path(self.root) / (self.cwd or "."), Path(self.root)
+                )
+            )
         return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
 
 
@@ -142,12 +147,15 @@ def expand(value: str, environ: Mapping[str, str] | None = None) -> str:
     return _VAR.sub(substitute, value)
 
 
-def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "user",
-                environ: dict[str, str] | None = None) -> MCPServerConfig:
+def parse_entry(
+    name: str, raw: dict[str, Any], origin: str = "", scope: str = "user", environ: dict[str, str] | None = None
+) -> MCPServerConfig:
     if not _SERVER_NAME.fullmatch(name):
-        raise MCPConfigError(f"server name {name!r} in {origin or 'config'} is not usable: its tools are named "
-                             "NAME__tool, so use a name that starts with a letter or digit, then letters, digits, "
-                             "'-', '_' or '.' (at most 40)")
+        raise MCPConfigError(
+            f"server name {name!r} in {origin or 'config'} is not usable: its tools are named "
+            "NAME__tool, so use a name that starts with a letter or digit, then letters, digits, "
+            "'-', '_' or '.' (at most 40)"
+        )
     if not isinstance(raw, dict):
         raise MCPConfigError(f"server {name!r} in {origin or 'config'}: expected an object, got {type(raw).__name__}")
     kind = str(raw.get("type", "")).lower()
@@ -174,7 +182,9 @@ def parse_entry(name: str, raw: dict[str, Any], origin: str = "", scope: str = "
             scope=scope,
         )
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e.get('input')!r})" for e in exc.errors()
+        )
         raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {problems}") from None
     except (TypeError, ValueError) as exc:  # MCPConfigError included
         raise MCPConfigError(f"server {name!r} in {origin or 'config'}: {exc}") from None
@@ -188,7 +198,7 @@ def read_file(path: Path) -> dict[str, dict[str, Any]]:
     data = _read_json(path)
     servers = data.get("mcpServers", data.get("servers", {}))
     if not isinstance(servers, dict):
-        raise MCPConfigError(f"{path}: expected {{\"mcpServers\": {{name: {{...}}}}}}; fix the file or move it away")
+        raise MCPConfigError(f'{path}: expected {{"mcpServers": {{name: {{...}}}}}}; fix the file or move it away')
     return servers
 
 
@@ -201,7 +211,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise MCPConfigError(f"{path} cannot be read ({exc}); fix its permissions or move it away") from None
     if not isinstance(data, dict):
-        raise MCPConfigError(f"{path}: expected {{\"mcpServers\": {{name: {{...}}}}}}; fix the file or move it away")
+        raise MCPConfigError(f'{path}: expected {{"mcpServers": {{name: {{...}}}}}}; fix the file or move it away')
     return data
 
 

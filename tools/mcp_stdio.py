@@ -38,11 +38,17 @@ class OversizedMessage(ValueError):
 
 
 @asynccontextmanager
-async def capped_stdio_client(server: StdioServerParameters, errlog: IO[str] | None = None,
-                              max_bytes: int = MAX_MESSAGE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
+async def capped_stdio_client(
+    server: StdioServerParameters, errlog: IO[str] | None = None, max_bytes: int = MAX_MESSAGE_BYTES
+) -> AsyncIterator[tuple[Any, Any]]:
     """Like `mcp.client.stdio.stdio_client` (same environment rules), with a bound on each message."""
-    process = await anyio.open_process([server.command, *server.args], env=get_default_environment() | (server.env or {}),
-                                       cwd=server.cwd, stderr=_stderr(errlog), start_new_session=True)
+    process = await anyio.open_process(
+        [server.command, *server.args],
+        env=get_default_environment() | (server.env or {}),
+        cwd=server.cwd,
+        stderr=_stderr(errlog),
+        start_new_session=True,
+    )
     assert process.stdout is not None and process.stdin is not None  # opened as pipes
     stdout, stdin = process.stdout, process.stdin
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -126,7 +132,7 @@ async def _messages(stdout: anyio.abc.ByteReceiveStream, max_bytes: int) -> Asyn
             return
         while chunk:
             end = chunk.find(b"\n")
-            piece, chunk = (chunk, b"") if end < 0 else (chunk[:end], chunk[end + 1:])
+            piece, chunk = (chunk, b"") if end < 0 else (chunk[:end], chunk[end + 1 :])
             if size:  # over the limit: count, keep the tail only
                 size += len(piece)
                 tail = (tail + piece)[-512:]
@@ -155,11 +161,20 @@ def oversized(head: bytes, tail: bytes, size: int, max_bytes: int) -> SessionMes
         return OversizedMessage(f"dropped a {size:,}-byte message from the server (over the {max_bytes:,}-byte limit)")
     request_id = json.loads(found.group(1))
     text = _salvaged_text(head)
-    note = (f"[the server's reply was {size:,} bytes, over the client's limit of {max_bytes:,}: "
-            f"cut to its first {len(text):,} characters]")
+    note = (
+        f"[the server's reply was {size:,} bytes, over the client's limit of {max_bytes:,}: "
+        f"cut to its first {len(text):,} characters]"
+    )
     content = [{"type": "text", "text": note}] + ([{"type": "text", "text": text}] if text else [])
-    return SessionMessage(types.jsonrpc_message_adapter.validate_python(
-        {"jsonrpc": "2.0", "id": request_id, "result": {"content": content, "isError": False, "resultType": "complete"}}))
+    return SessionMessage(
+        types.jsonrpc_message_adapter.validate_python(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {"content": content, "isError": False, "resultType": "complete"},
+            }
+        )
+    )
 
 
 def _salvaged_text(head: bytes) -> str:
@@ -167,7 +182,7 @@ def _salvaged_text(head: bytes) -> str:
     found = _TEXT.search(head)
     if not found:
         return ""
-    fragment = head[found.end():].decode("utf-8", errors="ignore")
+    fragment = head[found.end() :].decode("utf-8", errors="ignore")
     decoder = json.JSONDecoder()
     try:
         return decoder.raw_decode('"' + fragment)[0]  # the string closed within the kept part
@@ -212,8 +227,10 @@ class _CappedBody(httpx2.AsyncByteStream):
         async for chunk in self.inner:
             seen += len(chunk)
             if seen > self.max_bytes:
-                raise ReplyTooBig(f"the server's reply is over the client's limit of {self.max_bytes:,} bytes: "
-                                  "not read further; ask the tool for less")
+                raise ReplyTooBig(
+                    f"the server's reply is over the client's limit of {self.max_bytes:,} bytes: "
+                    "not read further; ask the tool for less"
+                )
             yield chunk
 
     async def aclose(self) -> None:

@@ -42,17 +42,37 @@ BWRAP = "bwrap"  # looked up on PATH; tests point it at a missing binary to take
 # Relative to $HOME: credentials a command has no business reading. Directories are covered by an empty
 # read-only tmpfs, files by /dev/null; only those that exist.
 HIDDEN_IN_HOME = (
-    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
-    ".config/git/credentials", ".config/gh", ".config/hub", ".cache/huggingface/token", ".huggingface/token",
-    ".npmrc", ".yarnrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".m2/settings.xml",
-    ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/dflash-agent",
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".npmrc",
+    ".yarnrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".password-store",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/dflash-agent",
 )
 
 INSTALL_HINT = (
     "install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu) or `sudo dnf install bubblewrap` "
     "(Fedora/RHEL). macOS has no bubblewrap: there commands always run unsandboxed (own process group, "
     "timeout, allow-listed environment, but full access to your files and the network). "
-    "Set sandbox = \"full-access\" in the config to run unsandboxed on purpose and silence this warning"
+    'Set sandbox = "full-access" in the config to run unsandboxed on purpose and silence this warning'
 )
 
 
@@ -65,8 +85,11 @@ class SandboxPolicy(BaseModel):
     extra_writable: list[str] = []  # more folders writable in workspace-write mode
     allow_env: list[str] = []  # environment names (or NAME_* patterns) commands may see (config `tool_env`)
     env: dict[str, str] = {}  # set for commands on top of the allow-list (the project's .venv first on PATH)
-    max_memory_mb: int = Field(default=8192, ge=0, description="memory per process (RLIMIT_DATA) and per command "
-                               "(cgroup, where writable); 0: no limit")
+    max_memory_mb: int = Field(
+        default=8192,
+        ge=0,
+        description="memory per process (RLIMIT_DATA) and per command (cgroup, where writable); 0: no limit",
+    )
     max_file_mb: int = Field(default=2048, ge=0, description="largest file a command may write (RLIMIT_FSIZE); 0: none")
     tmp_size_mb: int = Field(default=1024, ge=0, description="size of the private /tmp (bwrap --size); 0: no cap")
 
@@ -109,17 +132,31 @@ def _self_test(path: str) -> BwrapProbe:
         version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
         test = subprocess.run(
             [*_bwrap_base(path), "--unshare-net", "--", "true"],
-            capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return BwrapProbe(path, problem=f"{path} could not run: {exc}")
     if test.returncode != 0:
         why = (test.stderr.strip().splitlines() or [f"exit code {test.returncode}"])[-1]
-        return BwrapProbe(path, version or None, problem=f"{path} fails its self-test ({why}); user namespaces "
-                          "may be disabled (sysctl kernel.unprivileged_userns_clone / apparmor) or this is a container")
+        return BwrapProbe(
+            path,
+            version or None,
+            problem=f"{path} fails its self-test ({why}); user namespaces "
+            "may be disabled (sysctl kernel.unprivileged_userns_clone / apparmor) or this is a container",
+        )
     try:
-        sized = subprocess.run([*_bwrap_base(path, 1 << 20), "--unshare-net", "--", "true"], capture_output=True,
-                               timeout=20, stdin=subprocess.DEVNULL).returncode == 0
+        sized = (
+            subprocess.run(
+                [*_bwrap_base(path, 1 << 20), "--unshare-net", "--", "true"],
+                capture_output=True,
+                timeout=20,
+                stdin=subprocess.DEVNULL,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         sized = False
     return BwrapProbe(path, version or "bubblewrap", sized_tmp=sized)
@@ -158,8 +195,15 @@ def _kept_under_tmp(home: Path) -> list[Path]:
     return kept
 
 
-def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPolicy, home: Path | None = None,
-               *, sized_tmp: bool = False) -> list[str]:
+def bwrap_argv(
+    bwrap: str,
+    argv: list[str],
+    workspace: Path,
+    policy: SandboxPolicy,
+    home: Path | None = None,
+    *,
+    sized_tmp: bool = False,
+) -> list[str]:
     """`argv` inside bubblewrap for `workspace` under `policy` (mode read-only or workspace-write).
     `sized_tmp`: this bwrap supports `--size`, so the private /tmp gets `policy.tmp_size_mb`."""
     workspace = Path(workspace).resolve()
@@ -187,8 +231,11 @@ def bwrap_argv(bwrap: str, argv: list[str], workspace: Path, policy: SandboxPoli
     for secret in hidden_paths(home):
         if workspace == secret or secret in workspace.parents:
             continue  # never hide the workspace itself
-        args += ["--tmpfs", str(secret), "--remount-ro", str(secret)] if secret.is_dir() else \
-                ["--ro-bind", "/dev/null", str(secret)]
+        args += (
+            ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+            if secret.is_dir()
+            else ["--ro-bind", "/dev/null", str(secret)]
+        )
     if not policy.network:
         args.append("--unshare-net")
     return args + ["--chdir", str(workspace), "--", *argv]
@@ -266,7 +313,7 @@ def _gitfile_target(git: Path, workspace: Path) -> list[Path]:
         return []
     if not first.startswith("gitdir:"):
         return []
-    target = (git.parent / first[len("gitdir:"):].strip()).resolve()
+    target = (git.parent / first[len("gitdir:") :].strip()).resolve()
     inside = target != workspace and _under(target, workspace) and ".git" not in target.relative_to(workspace).parts
     return [target] if inside and target.is_dir() else []
 
@@ -320,7 +367,16 @@ class ProcessLimiter:
             join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
             return ["sh", "-c", join, "sh", str(group / "cgroup.procs")], lambda: _remove_group(group)
         if self.kind == "systemd-run":
-            return ["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", f"TasksMax={limit}", "--"], _nothing
+            return [
+                "systemd-run",
+                "--user",
+                "--scope",
+                "--quiet",
+                "--collect",
+                "-p",
+                f"TasksMax={limit}",
+                "--",
+            ], _nothing
         # RLIMIT_NPROC counts every task of the user, so the limit is what runs now plus the allowance.
         ceiling = _user_tasks() + limit
         return ["bash", "-c", 'ulimit -S -u "$1" 2>/dev/null; shift; exec "$@"', "bash", str(ceiling)], _nothing
@@ -362,9 +418,17 @@ def process_limiter() -> ProcessLimiter:
     """The first process limit that works here (probed once per process)."""
     global _limiter
     if _limiter is None:
-        _limiter = _cgroup_v1() or _cgroup_v2() or _systemd_scope() or _rlimit() or ProcessLimiter(
-            "none", "none: running as root (RLIMIT_NPROC is not enforced for uid 0) without a writable pids "
-                    "cgroup or systemd user scope; a fork bomb is bounded only by the timeout")
+        _limiter = (
+            _cgroup_v1()
+            or _cgroup_v2()
+            or _systemd_scope()
+            or _rlimit()
+            or ProcessLimiter(
+                "none",
+                "none: running as root (RLIMIT_NPROC is not enforced for uid 0) without a writable pids "
+                "cgroup or systemd user scope; a fork bomb is bounded only by the timeout",
+            )
+        )
     return _limiter
 
 
@@ -430,8 +494,12 @@ def _systemd_scope() -> ProcessLimiter | None:
     if not shutil.which("systemd-run"):
         return None
     try:
-        done = subprocess.run(["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=16", "--", "true"],
-                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=16", "--", "true"],
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
@@ -482,8 +550,11 @@ class MemoryGroup:
             _remove_group(group)
             return [], _nothing, lambda: False
         join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
-        return (["sh", "-c", join, "sh", str(group / "cgroup.procs")], lambda: _remove_group(group),
-                lambda: _oom_kills(group) > 0)
+        return (
+            ["sh", "-c", join, "sh", str(group / "cgroup.procs")],
+            lambda: _remove_group(group),
+            lambda: _oom_kills(group) > 0,
+        )
 
 
 def _oom_kills(group: Path) -> int:
@@ -506,8 +577,12 @@ def memory_group() -> MemoryGroup:
     if _memory_group is None:
         root, own = Path("/sys/fs/cgroup/memory"), _own_cgroup("memory")
         parent = root / own.lstrip("/") if own is not None else None
-        usable = parent is not None and (root / "cgroup.procs").exists() and os.access(parent, os.W_OK) \
+        usable = (
+            parent is not None
+            and (root / "cgroup.procs").exists()
+            and os.access(parent, os.W_OK)
             and _try_group_in(parent, "memory.limit_in_bytes")
+        )
         _memory_group = MemoryGroup(parent if usable else None)
     return _memory_group
 
@@ -528,7 +603,9 @@ class WrappedCommand:
 _warned = False
 
 
-def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None, *, home: Path | None = None) -> WrappedCommand:
+def wrap_command(
+    argv: list[str], workspace: Path, policy: SandboxPolicy | None, *, home: Path | None = None
+) -> WrappedCommand:
     """`argv` as it runs under `policy` (None: as it is). Without a usable bwrap the command still runs,
     unsandboxed, and a warning is printed once per process.
 
@@ -549,11 +626,13 @@ def wrap_command(argv: list[str], workspace: Path, policy: SandboxPolicy | None,
         return WrappedCommand([*limits, *argv], sandboxed=False, cleanup=cleanup, out_of_memory=out_of_memory)
     probe = probe_bwrap()
     if not probe.ok or probe.path is None:
-        return WrappedCommand([*limits, *argv], sandboxed=False, warning=_warn_once(probe), cleanup=cleanup,
-                              out_of_memory=out_of_memory)
+        return WrappedCommand(
+            [*limits, *argv], sandboxed=False, warning=_warn_once(probe), cleanup=cleanup, out_of_memory=out_of_memory
+        )
     inner = bwrap_argv(probe.path, list(argv), workspace, policy, home, sized_tmp=probe.sized_tmp)
-    return WrappedCommand([*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, cleanup=cleanup,
-                          out_of_memory=out_of_memory)
+    return WrappedCommand(
+        [*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, cleanup=cleanup, out_of_memory=out_of_memory
+    )
 
 
 def resource_limits(policy: SandboxPolicy) -> list[str]:
@@ -574,15 +653,24 @@ def limit_notice(policy: SandboxPolicy, exit_code: int | None, output: str, out_
     if exit_code in (None, 0):
         return None
     if out_of_memory:
-        return (f"the command was stopped at the sandbox's memory limit ({policy.max_memory_mb} MiB, "
-                "max_memory_mb); use less memory or raise the limit")
-    if policy.max_file_mb and (exit_code in (128 + signal.SIGXFSZ, -signal.SIGXFSZ) or "File too large" in output
-                               or "File size limit exceeded" in output):
-        return (f"the command hit the sandbox's file size limit ({policy.max_file_mb} MiB per file, "
-                "max_file_mb); write smaller files or raise the limit")
+        return (
+            f"the command was stopped at the sandbox's memory limit ({policy.max_memory_mb} MiB, "
+            "max_memory_mb); use less memory or raise the limit"
+        )
+    if policy.max_file_mb and (
+        exit_code in (128 + signal.SIGXFSZ, -signal.SIGXFSZ)
+        or "File too large" in output
+        or "File size limit exceeded" in output
+    ):
+        return (
+            f"the command hit the sandbox's file size limit ({policy.max_file_mb} MiB per file, "
+            "max_file_mb); write smaller files or raise the limit"
+        )
     if policy.max_memory_mb and any(sign in output for sign in MEMORY_SIGNS):
-        return (f"the command ran out of memory under the sandbox's limit ({policy.max_memory_mb} MiB, "
-                "max_memory_mb); use less memory or raise the limit")
+        return (
+            f"the command ran out of memory under the sandbox's limit ({policy.max_memory_mb} MiB, "
+            "max_memory_mb); use less memory or raise the limit"
+        )
     return None
 
 
@@ -590,8 +678,15 @@ def _mib(n: int) -> str:
     return f"{n} MiB" if n else "none"
 
 
-MEMORY_SIGNS = ("MemoryError", "Cannot allocate memory", "out of memory", "bad_alloc", "memory allocation of",
-                "OutOfMemoryError", "heap out of memory")
+MEMORY_SIGNS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "out of memory",
+    "bad_alloc",
+    "memory allocation of",
+    "OutOfMemoryError",
+    "heap out of memory",
+)
 
 
 def _warn_once(probe: BwrapProbe) -> str | None:
@@ -614,8 +709,12 @@ class SandboxStatus:
     limits: str = ""  # memory, file size and /tmp size in force
 
     def summary(self) -> str:
-        where = (f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network, "
-                 "host sockets hidden)" if self.available else f"NONE: {self.problem}; {INSTALL_HINT}")
+        where = (
+            f"{self.version} ({self.bwrap}): commands run sandboxed (default workspace-write, no network, "
+            "host sockets hidden)"
+            if self.available
+            else f"NONE: {self.problem}; {INSTALL_HINT}"
+        )
         return f"{where}; process limit: {self.process_limit}; {self.limits}"
 
 
@@ -626,6 +725,8 @@ def sandbox_status(policy: SandboxPolicy | None = None) -> SandboxStatus:
     probe = probe_bwrap()
     tmp = (_mib(policy.tmp_size_mb) if probe.sized_tmp else "no cap (this bwrap has no --size)") if probe.ok else "n/a"
     whole = " and per command (cgroup v1 memory controller)" if memory_group().parent else ""
-    limits = (f"memory: {_mib(policy.max_memory_mb)} per process (RLIMIT_DATA){whole}; file size (RLIMIT_FSIZE): "
-              f"{_mib(policy.max_file_mb)}; private /tmp: {tmp}")
+    limits = (
+        f"memory: {_mib(policy.max_memory_mb)} per process (RLIMIT_DATA){whole}; file size (RLIMIT_FSIZE): "
+        f"{_mib(policy.max_file_mb)}; private /tmp: {tmp}"
+    )
     return SandboxStatus(probe.ok, probe.path, probe.version, probe.problem, process_limiter().description, limits)

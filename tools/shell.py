@@ -24,8 +24,25 @@ from tools.secrets import SECRET_NAME, redact_secrets
 # own import path must not leak into a project's tests; no proxies: their URLs often carry a password).
 # `tool_env` in the config adds names.
 ENV_ALLOWED = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR", "LANG", "LANGUAGE", "LC_*", "TZ",
-    "TMPDIR", "VIRTUAL_ENV", "SSL_CERT_FILE", "SSL_CERT_DIR", "RUSTUP_HOME", "CARGO_HOME", "JAVA_HOME",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "VIRTUAL_ENV",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "RUSTUP_HOME",
+    "CARGO_HOME",
+    "JAVA_HOME",
 )
 
 

@@ -26,8 +26,10 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
     if resolved != workspace and workspace not in resolved.parents:
         raise ToolError(f"path {path!r} is outside the workspace ({workspace}); use a path inside it")
     if for_write and (".git" in resolved.relative_to(workspace).parts or _in_git_dir(workspace, resolved)):
-        raise ToolError(f"refusing to write inside .git or another git directory ({path!r}); use git commands "
-                        "to change the repository")
+        raise ToolError(
+            f"refusing to write inside .git or another git directory ({path!r}); use git commands "
+            "to change the repository"
+        )
     return resolved
 
 
@@ -65,8 +67,10 @@ def open_folder(workspace: Path, folder: Path, *, create: bool = False) -> int:
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
-                raise ToolError(f"{relative(workspace, folder)}: {part!r} is a symlink or not a folder; "
-                                "files are written only through real folders inside the workspace") from None
+                raise ToolError(
+                    f"{relative(workspace, folder)}: {part!r} is a symlink or not a folder; "
+                    "files are written only through real folders inside the workspace"
+                ) from None
             os.close(fd)
             fd = child
     except BaseException:
@@ -122,8 +126,9 @@ def _walk(workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpe
             yield path
 
 
-def _open_level(folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]
-                ) -> tuple[Iterator[os.DirEntry], list[tuple[Path, pathspec.PathSpec]]]:
+def _open_level(
+    folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]
+) -> tuple[Iterator[os.DirEntry], list[tuple[Path, pathspec.PathSpec]]]:
     """One folder's entries (sorted) and the .gitignore rules in force in it."""
     local = list(inherited)
     if folder not in [base for base, _ in inherited]:

@@ -12,9 +12,12 @@ from agent.commands.common import Approval, Endpoint, MaxSteps, Model, Profile, 
 
 def chat(
     repo: Annotated[Path, typer.Option("--repo", "-r", help="The git repository to work in.")] = Path("."),
-    cont: Annotated[bool, typer.Option("--continue", "-c", help="Continue the latest chat in this repository.")] = False,
-    resume: Annotated[Optional[str], typer.Option("--resume", help="Continue the session with this id "
-                                                   "(`agent sessions list`).")] = None,
+    cont: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the latest chat in this repository.")
+    ] = False,
+    resume: Annotated[
+        Optional[str], typer.Option("--resume", help="Continue the session with this id (`agent sessions list`).")
+    ] = None,
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
@@ -31,7 +34,7 @@ def chat(
     from agent.chat import open_chat
     from agent.chat_display import ChatDisplay
     from agent.chat_repl import repl
-    from agent.commands.trust import ask_trust_on_terminal
+    from agent.trust_prompt import ask_trust_on_terminal
     from agent.config import load_config
     from agent.display import print_git
     from agent.session import find_session, list_sessions
@@ -39,9 +42,12 @@ def chat(
     if cont and resume:
         fail("--continue and --resume both choose a session; give one of them")
     path = find_session(resume) if resume else _latest_chat(repo, list_sessions) if cont else None
-    config = load_config(repo if repo.is_dir() else None, dict(model=model, endpoint=endpoint, profile=profile,
-                         max_steps=max_steps, approval=approval, sandbox=sandbox), ask=ask_trust_on_terminal,
-                         warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True))
+    config = load_config(
+        repo if repo.is_dir() else None,
+        dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox),
+        ask=ask_trust_on_terminal,
+        warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True),
+    )
     console = Console(highlight=False)
     with open_chat(repo, config, ChatDisplay(console, repo.expanduser().resolve()), path) as session:
         repl(session, _terminal_reader() if sys.stdin.isatty() else _line_reader(), console)

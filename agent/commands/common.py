@@ -21,23 +21,49 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-Model = Annotated[Optional[str], typer.Option("--model", "-m", help="Catalog model for the embedded backend (see `agent models list`).")]
-Endpoint = Annotated[Optional[str], typer.Option("--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")]
-Profile = Annotated[Optional[str], typer.Option("--profile", help="Start llama-server with this profile for the run (see `agent serve --list`).")]
+Model = Annotated[
+    Optional[str],
+    typer.Option("--model", "-m", help="Catalog model for the embedded backend (see `agent models list`)."),
+]
+Endpoint = Annotated[
+    Optional[str], typer.Option("--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")
+]
+Profile = Annotated[
+    Optional[str],
+    typer.Option("--profile", help="Start llama-server with this profile for the run (see `agent serve --list`)."),
+]
 MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many model turns.")]
-Approval = Annotated[Optional[str], typer.Option("--approval", help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).")]
+Approval = Annotated[
+    Optional[str],
+    typer.Option(
+        "--approval",
+        help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).",
+    ),
+]
 # The modes of Config.sandbox (tests/agent/test_cli_start.py checks they are the same): a Literal here, so that
 # the CLI lists and checks them without importing the config and pydantic.
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
-Sandbox = Annotated[Optional[SandboxMode], typer.Option("--sandbox", help=(
-    "Where commands may write: read-only, workspace-write (the default: the workspace only) or full-access (no "
-    "sandbox). Overrides DFLASH_AGENT_SANDBOX and `sandbox` in config.toml."))]
+Sandbox = Annotated[
+    Optional[SandboxMode],
+    typer.Option(
+        "--sandbox",
+        help=(
+            "Where commands may write: read-only, workspace-write (the default: the workspace only) or full-access (no "
+            "sandbox). Overrides DFLASH_AGENT_SANDBOX and `sandbox` in config.toml."
+        ),
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress stays on stderr).")]
-OutputFormat = Annotated[Optional[Literal["text", "json", "stream-json"]], typer.Option(
-    "--output-format", show_default=False,
-    help="text (default: progress and summary on stderr), json (the result object on stdout, also on failure; "
-         "same as --json) or stream-json (one JSON event per line on stdout: start, text, tool_call, "
-         "tool_result, step, note, end or error).")]
+OutputFormat = Annotated[
+    Optional[Literal["text", "json", "stream-json"]],
+    typer.Option(
+        "--output-format",
+        show_default=False,
+        help="text (default: progress and summary on stderr), json (the result object on stdout, also on failure; "
+        "same as --json) or stream-json (one JSON event per line on stdout: start, text, tool_call, "
+        "tool_result, step, note, end or error).",
+    ),
+]
 
 
 def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[str, Any], output: str) -> None:
@@ -47,17 +73,23 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
     import json
     import sys
 
-    from agent.commands.trust import ask_trust_on_terminal
+    from agent.trust_prompt import ask_trust_on_terminal
     from agent.config import load_config
     from agent.errors import user_errors
     from agent.headless import StreamEvents, emit, session_of
+    from agent.loop import AgentEvents
     from agent.workflows import RunInterrupted
 
     if output == "stream-json":
         emit(sys.stdout, "start", workspace=str(target), task=text)
     try:
-        config = load_config(target if target.is_dir() else None, flags, ask=ask_trust_on_terminal,
-                             warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True))
+        config = load_config(
+            target if target.is_dir() else None,
+            flags,
+            ask=ask_trust_on_terminal,
+            warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True),
+        )
+        events: AgentEvents
         if output == "stream-json":
             events = StreamEvents(sys.stdout)
         else:
@@ -67,8 +99,13 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
         result = fn(target, text, config, events)
     except RunInterrupted as stop:
         where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
-        failed(output, f"interrupted (Ctrl-C): {where}the conversation is saved.\n"
-                       f"Resume with: agent run --resume {stop.transcript}", 130, session=session_of(stop.transcript))
+        failed(
+            output,
+            f"interrupted (Ctrl-C): {where}the conversation is saved.\n"
+            f"Resume with: agent run --resume {stop.transcript}",
+            130,
+            session=session_of(stop.transcript),
+        )
     except user_errors() as exc:
         failed(output, str(exc), getattr(exc, "exit_code", 1))
     dump = {**result.model_dump(), "session": session_of(result.transcript)}
@@ -81,8 +118,11 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
 
         print_summary(err, result)
     if result.run.status == "error":
-        err.print(f"Fix the cause above, then resume with: agent run --resume {result.transcript}", highlight=False,
-                  markup=False)
+        err.print(
+            f"Fix the cause above, then resume with: agent run --resume {result.transcript}",
+            highlight=False,
+            markup=False,
+        )
         raise typer.Exit(2)
 
 

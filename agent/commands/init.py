@@ -10,8 +10,10 @@ import typer
 from agent.commands.common import fail
 
 
-def init(directory: Optional[Path] = typer.Argument(None, help="Repository root (default: the current folder)."),
-             force: bool = typer.Option(False, "--force", help="Replace an existing AGENTS.md.")) -> None:
+def init(
+    directory: Optional[Path] = typer.Argument(None, help="Repository root (default: the current folder)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing AGENTS.md."),
+) -> None:
     """Write a first AGENTS.md (layout, languages, test command, conventions) for the agent to follow."""
     from agent.project import write_agents_md
 

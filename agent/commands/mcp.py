@@ -56,10 +56,18 @@ def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
 def mcp_add(
     name: str = typer.Argument(..., help="Name for the server; its tools appear as NAME__tool."),
     command: Optional[list[str]] = typer.Argument(None, help="For stdio: the command and its arguments, after `--`."),
-    url: Optional[str] = typer.Option(None, "--url", help="For streamable HTTP: the server's URL (e.g. http://127.0.0.1:8765/mcp)."),
-    env: Optional[list[str]] = typer.Option(None, "--env", "-e", help="KEY=VALUE for the server's environment; VALUE may be ${VAR}."),
-    header: Optional[list[str]] = typer.Option(None, "--header", help="'Name: value' HTTP header; value may be ${VAR}."),
-    project: Optional[Path] = typer.Option(None, "--project", help="Write to this project's .mcp.json instead of your user file."),
+    url: Optional[str] = typer.Option(
+        None, "--url", help="For streamable HTTP: the server's URL (e.g. http://127.0.0.1:8765/mcp)."
+    ),
+    env: Optional[list[str]] = typer.Option(
+        None, "--env", "-e", help="KEY=VALUE for the server's environment; VALUE may be ${VAR}."
+    ),
+    header: Optional[list[str]] = typer.Option(
+        None, "--header", help="'Name: value' HTTP header; value may be ${VAR}."
+    ),
+    project: Optional[Path] = typer.Option(
+        None, "--project", help="Write to this project's .mcp.json instead of your user file."
+    ),
 ) -> None:
     """Add (or replace) a server: `agent mcp add time -- uvx mcp-server-time`, or `--url URL`."""
     if bool(command) == bool(url):
@@ -130,7 +138,9 @@ def mcp_test(
         fail(str(exc))
     if not approvals().approved(server):
         if not (yes or ask_on_terminal(server)):
-            fail(f"{name!r} from {server.origin} is not approved; run with --yes after checking: {server.launch_line()}")
+            fail(
+                f"{name!r} from {server.origin} is not approved; run with --yes after checking: {server.launch_line()}"
+            )
         approvals().approve(server)
     with MCPHub([server], log_dir(), policy) as hub:
         status = hub.statuses()[0]
@@ -139,7 +149,10 @@ def mcp_test(
             raise typer.Exit(1)
         table = Table("tool", "description")
         for spec in hub.tools()[name]:
-            table.add_row(f"{name}__{spec.name}", (spec.description or "").strip().splitlines()[0][:100] if spec.description else "")
+            table.add_row(
+                f"{name}__{spec.name}",
+                (spec.description or "").strip().splitlines()[0][:100] if spec.description else "",
+            )
         Console().print(table)
 
 
@@ -147,9 +160,15 @@ def mcp_test(
 def mcp_serve(
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
     port: int = typer.Option(8765, "--port", help="HTTP port (with --http)."),
-    token: Optional[str] = typer.Option(None, "--token", envvar="DFLASH_AGENT_MCP_TOKEN",
-                                        help="Bearer token HTTP clients must send (default: a new random one, printed on stderr)."),
-    root: Optional[list[Path]] = typer.Option(None, "--root", help="Folders clients may ask the agent to work in (default: the current one)."),
+    token: Optional[str] = typer.Option(
+        None,
+        "--token",
+        envvar="DFLASH_AGENT_MCP_TOKEN",
+        help="Bearer token HTTP clients must send (default: a new random one, printed on stderr).",
+    ),
+    root: Optional[list[Path]] = typer.Option(
+        None, "--root", help="Folders clients may ask the agent to work in (default: the current one)."
+    ),
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,

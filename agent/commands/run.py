@@ -7,16 +7,32 @@ from typing import Optional
 
 import typer
 
-from agent.commands.common import (Approval, Endpoint, Json, MaxSteps, Model, OutputFormat, Profile, Sandbox, fail,
-                                   output_format, run_workflow)
+from agent.commands.common import (
+    Approval,
+    Endpoint,
+    Json,
+    MaxSteps,
+    Model,
+    OutputFormat,
+    Profile,
+    Sandbox,
+    fail,
+    output_format,
+    run_workflow,
+)
 
 
 def run(
-    task: Optional[str] = typer.Argument(None, help="What the agent should do; `-` (or none, with stdin not a "
-                                                    "terminal) reads it from stdin."),
+    task: Optional[str] = typer.Argument(
+        None, help="What the agent should do; `-` (or none, with stdin not a terminal) reads it from stdin."
+    ),
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository to work in."),
-    resume: Optional[str] = typer.Option(None, "--resume", help="Continue the run with this session id (`agent "
-                                         "sessions list`) or transcript file (printed when a run stops)."),
+    resume: Optional[str] = typer.Option(
+        None,
+        "--resume",
+        help="Continue the run with this session id (`agent "
+        "sessions list`) or transcript file (printed when a run stops).",
+    ),
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
@@ -31,17 +47,21 @@ def run(
 
     from agent.workflows import resume_run, run_task
 
-    output = output_format(output, as_json)
-    flags = dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox)
+    chosen = output_format(output, as_json)
+    flags = dict(
+        model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox
+    )
     if resume:
         from agent.session import find_session, read_transcript
 
         path = find_session(resume)
         repo = Path(read_transcript(path).start["workspace"])
-        run_workflow(lambda _repo, _text, config, events: resume_run(path, config, events), repo, str(path), flags, output)
+        run_workflow(
+            lambda _repo, _text, config, events: resume_run(path, config, events), repo, str(path), flags, chosen
+        )
         return
     if task == "-" or (task is None and not sys.stdin.isatty()):
         task = sys.stdin.read().strip()
     if not task:
-        fail("say what to do: agent run \"TASK\" (or on stdin: agent run - < task.txt; or --resume SESSION)")
-    run_workflow(run_task, repo, task, flags, output)
+        fail('say what to do: agent run "TASK" (or on stdin: agent run - < task.txt; or --resume SESSION)')
+    run_workflow(run_task, repo, task, flags, chosen)

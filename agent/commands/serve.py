@@ -13,23 +13,34 @@ def serve(
     profile: str = typer.Option("qwen-cpu-ngram", "--profile", "-p", help="Launch recipe (see --list)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
     port: Optional[int] = typer.Option(None, "--port", help="Port (default: a free one)."),
-    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."),
+    api_key: Optional[str] = typer.Option(
+        None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."
+    ),
     engine_key: Optional[str] = typer.Option(None, "--engine", help="Engine build key (default: newest that fits)."),
     background: bool = typer.Option(False, "--background", help="Start, print the URL and return."),
     status: bool = typer.Option(False, "--status", help="Show the background server."),
     stop: bool = typer.Option(False, "--stop", help="Stop the background server."),
     list_profiles: bool = typer.Option(False, "--list", help="List the profiles and exit."),
-    print_args: bool = typer.Option(False, "--print-args", help="Print the llama-server command and exit (downloads nothing)."),
-    plan: bool = typer.Option(False, "--plan", help="Print the command and the memory plan (each term, the total, fits "
-                                                    "or not and why); download and start nothing; exit 0 when it fits, 1 when not."),
-    gpu_memory: Optional[str] = typer.Option(None, "--gpu-memory", help="With --plan: plan for a GPU with this much "
-                                                                          "memory (e.g. 24GiB) instead of this machine's."),
+    print_args: bool = typer.Option(
+        False, "--print-args", help="Print the llama-server command and exit (downloads nothing)."
+    ),
+    plan: bool = typer.Option(
+        False,
+        "--plan",
+        help="Print the command and the memory plan (each term, the total, fits "
+        "or not and why); download and start nothing; exit 0 when it fits, 1 when not.",
+    ),
+    gpu_memory: Optional[str] = typer.Option(
+        None,
+        "--gpu-memory",
+        help="With --plan: plan for a GPU with this much memory (e.g. 24GiB) instead of this machine's.",
+    ),
 ) -> None:
     """Run llama-server from a profile as a managed process (127.0.0.1, free port, health-checked)."""
     import time as _time
 
-    from agent.config import user_config_path
-    from inference.profiles import get_profile, load_profiles
+    from agent.config import user_profiles
+    from inference.profiles import get_profile
     from inference import server as srv
 
     if status or stop:
@@ -42,7 +53,7 @@ def serve(
         else:
             typer.echo("no background server")
         return
-    profiles = load_profiles(user_config_path())
+    profiles = user_profiles()
     if list_profiles:
         for p in profiles.values():
             typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
@@ -68,8 +79,9 @@ def serve(
         managed.stop()
 
 
-def _print_plan(chosen, engine_key: str | None, host: str, port: int | None, gpu_memory: str | None,
-                with_plan: bool) -> None:
+def _print_plan(
+    chosen, engine_key: str | None, host: str, port: int | None, gpu_memory: str | None, with_plan: bool
+) -> None:
     """The argv for the engine the profile would run on and, with `with_plan`, its memory plan; never downloads.
     Exits 1 when the plan does not fit (or cannot be known)."""
     import shlex

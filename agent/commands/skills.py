@@ -10,7 +10,9 @@ from agent.commands.common import fail
 
 app = typer.Typer(help="List and show the skills the agent can activate.", no_args_is_help=True)
 
-ProjectOpt = typer.Option(Path("."), "--project", "-p", help="Project whose .agents/skills and .claude/skills are included.")
+ProjectOpt = typer.Option(
+    Path("."), "--project", "-p", help="Project whose .agents/skills and .claude/skills are included."
+)
 
 
 @app.command("list")
@@ -33,8 +35,9 @@ def skills_list(project: Path = ProjectOpt) -> None:
 
 
 @app.command("show")
-def skills_show(name: str = typer.Argument(..., help="Skill name, as in `agent skills list`."),
-                project: Path = ProjectOpt) -> None:
+def skills_show(
+    name: str = typer.Argument(..., help="Skill name, as in `agent skills list`."), project: Path = ProjectOpt
+) -> None:
     """Print a skill's instructions and the files that come with it."""
     from agent.plain import visible
     from skills.loader import discover_skills

@@ -1,43 +1,14 @@
-"""`agent trust [DIR]`: show what a project's `.agent/config.toml` changes, and allow exactly that.
-
-Also the question `agent run` / `new-project` ask on a terminal when a project file widens the settings."""
+"""`agent trust [DIR]`: show what a project's `.agent/config.toml` changes, and allow exactly that (the
+question `run`, `new-project` and `chat` ask on a terminal is in agent/trust_prompt.py)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
 
 import typer
 
-from agent.commands.common import err, fail
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from agent.config import ProjectReview
-
-
-def describe_review(review: ProjectReview) -> list[str]:
-    from agent.config import printable
-
-    lines = [f"{review.file} widens what the agent may do (your setting -> the project's):"]
-    lines += [f"    {change.describe()}" for change in review.changes]
-    lines += [f"    {name}: never read from a project file (ignored)" for name in review.refused]
-    return [printable(line) for line in lines]
-
-
-def ask_trust_on_terminal(review: ProjectReview, stdin: IO[str] | None = None, console: Console | None = None) -> bool | None:
-    """The question on a terminal; None without one (the caller then ignores the changes and says so)."""
-    from rich.markup import escape
-
-    stdin, console = stdin or sys.stdin, console or err
-    if not stdin.isatty():
-        return None
-    for line in describe_review(review):
-        console.print(escape(line), highlight=False, soft_wrap=True)
-    console.print("Apply these for this project (now and next time, until they change)? [y/N] ", end="")
-    return stdin.readline().strip().lower() in ("y", "yes")
+from agent.commands.common import fail
+from agent.trust_prompt import describe_review
 
 
 def trust(

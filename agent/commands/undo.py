@@ -12,7 +12,9 @@ from agent.commands.common import err
 
 def undo(
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository."),
-    branch: Optional[str] = typer.Option(None, "--branch", "-b", help="The agent branch (default: the checked-out one)."),
+    branch: Optional[str] = typer.Option(
+        None, "--branch", "-b", help="The agent branch (default: the checked-out one)."
+    ),
 ) -> None:
     """Take back the latest agent checkpoint: the branch returns to the exact contents before it."""
     from rich.text import Text
@@ -21,9 +23,15 @@ def undo(
     from agent.plain import plain
 
     done = undo_checkpoint(repo.expanduser().resolve(), branch)
-    where = "working tree and branch" if done.checked_out else "branch (not checked out; your working tree is untouched)"
-    err.print(Text.assemble(f"undid {done.undone[:10]} ", plain(done.undone_subject, "bold"), f" on {done.branch}"),
-              highlight=False)
-    err.print(plain(f"  {where} now at {done.now_at[:10]}; files changed back: {', '.join(done.files) or '(none)'}"),
-              highlight=False)
+    where = (
+        "working tree and branch" if done.checked_out else "branch (not checked out; your working tree is untouched)"
+    )
+    err.print(
+        Text.assemble(f"undid {done.undone[:10]} ", plain(done.undone_subject, "bold"), f" on {done.branch}"),
+        highlight=False,
+    )
+    err.print(
+        plain(f"  {where} now at {done.now_at[:10]}; files changed back: {', '.join(done.files) or '(none)'}"),
+        highlight=False,
+    )
     err.print(plain(f"  to redo: {done.redo}"), highlight=False)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from agent.evals.tasks import EvalTask
 
 CHECK_FILE = "eval_check_solution.py"
-TASK = ("Implement the function `{entry_point}` in solution.py so that it does what its docstring says. "
-        "Keep its name and signature.")
+TASK = (
+    "Implement the function `{entry_point}` in solution.py so that it does what its docstring says. "
+    "Keep its name and signature."
+)
 SUBSET_STEP = 4  # humaneval-40: every 4th problem (0, 4, ..., 156), fixed for quick iteration
 
 
@@ -24,6 +26,11 @@ def humaneval_task(problem: dict) -> EvalTask:
     entry = problem["entry_point"]
     stub = problem["prompt"].rstrip() + "\n    raise NotImplementedError\n"
     check = f"from solution import *\nfrom solution import {entry}\n\n{problem['test']}\n\ncheck({entry})\n"
-    return EvalTask(id=problem["task_id"].replace("/", "-"), prompt=TASK.format(entry_point=entry),
-                    start_files={"solution.py": stub}, check_command=f"python {CHECK_FILE}",
-                    check_files={CHECK_FILE: check}, check_timeout=60)
+    return EvalTask(
+        id=problem["task_id"].replace("/", "-"),
+        prompt=TASK.format(entry_point=entry),
+        start_files={"solution.py": stub},
+        check_command=f"python {CHECK_FILE}",
+        check_files={CHECK_FILE: check},
+        check_timeout=60,
+    )

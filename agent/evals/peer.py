@@ -28,17 +28,30 @@ def run_peer(command: str, task: EvalTask, work: Path, config: Config) -> Workfl
     if not config.endpoint:
         raise UserError("--mode command needs --endpoint URL: the peer and our agent must use the same server")
     policy = project.command_policy(config.sandbox_policy(), work)
-    env = {"EVAL_TASK": task.prompt, "EVAL_ENDPOINT": config.endpoint, "EVAL_SEED": str(config.seed),
-           "EVAL_TEMPERATURE": str(config.temperature), "EVAL_MAX_STEPS": str(config.max_steps)}
+    env = {
+        "EVAL_TASK": task.prompt,
+        "EVAL_ENDPOINT": config.endpoint,
+        "EVAL_SEED": str(config.seed),
+        "EVAL_TEMPERATURE": str(config.temperature),
+        "EVAL_MAX_STEPS": str(config.max_steps),
+    }
     policy = policy.model_copy(update={"network": True, "env": {**policy.env, **env}})
     outcome = run_command(command, work, PEER_TIMEOUT, 20_000, policy)
     report = _last_json(outcome.output)
     status = str(report.get("status") or ("finished" if outcome.exit_code == 0 else f"exit {outcome.exit_code}"))
     stats = RunStats(steps=int(report.get("steps") or 0))
     commit = gitrepo.commit_all(gitrepo.open_repo(work), "peer agent")
-    return WorkflowResult(directory=str(work), run=RunResult(status="finished" if status == "finished" else "error",
-                          summary=status, stats=stats, wall_seconds=0.0), files=[], tests=None, commit=commit,
-                          diff_stat="", transcript="")
+    return WorkflowResult(
+        directory=str(work),
+        run=RunResult(
+            status="finished" if status == "finished" else "error", summary=status, stats=stats, wall_seconds=0.0
+        ),
+        files=[],
+        tests=None,
+        commit=commit,
+        diff_stat="",
+        transcript="",
+    )
 
 
 def _last_json(output: str) -> dict:

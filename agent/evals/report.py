@@ -37,18 +37,28 @@ def summarize(label: str, records: list[EvalRecord]) -> EvalSummary:
     generation = sum(r.generation_seconds for r in records)
     wall = sum(r.wall_seconds for r in records)
     return EvalSummary(
-        label=label, runs=runs, passed=passed, pass_rate=passed / runs if runs else 0.0,
+        label=label,
+        runs=runs,
+        passed=passed,
+        pass_rate=passed / runs if runs else 0.0,
         per_seed={seed: sum(v) / len(v) for seed, v in sorted(by_seed.items())},
         mean_steps=sum(r.steps for r in records) / runs if runs else 0.0,
         completion_tokens=sum(r.completion_tokens for r in records),
         tokens_per_second=sum(r.completion_tokens for r in records) / generation if generation else 0.0,
         cache_reuse=sum(r.cached_prompt_tokens for r in records) / prompt if prompt else 0.0,
-        draft_n=sum(r.draft_n for r in records), draft_accepted=sum(r.draft_accepted for r in records),
-        wall_seconds=wall, wall_per_solved=wall / passed if passed else None)
+        draft_n=sum(r.draft_n for r in records),
+        draft_accepted=sum(r.draft_accepted for r in records),
+        wall_seconds=wall,
+        wall_per_solved=wall / passed if passed else None,
+    )
 
 
 def label_of(settings: EvalSettings) -> str:
-    who = Path(settings.agent_command.split()[-1]).stem if settings.mode == "command" and settings.agent_command else settings.mode
+    who = (
+        Path(settings.agent_command.split()[-1]).stem
+        if settings.mode == "command" and settings.agent_command
+        else settings.mode
+    )
     return f"{who} · {settings.backend}"
 
 
@@ -56,13 +66,22 @@ def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -
     """summary.json, report.md (totals, then one row per task) and chart.png in `out`."""
     summary = summarize(label_of(settings), records)
     paths = {"json": out / "summary.json", "markdown": out / "report.md", "chart": out / "chart.png"}
-    paths["json"].write_text(json.dumps({"settings": settings.model_dump(), "summary": summary.model_dump()},
-                                        indent=2), encoding="utf-8")
-    lines = [f"# {settings.suite}: {summary.label}", "", totals_table([summary]), "", "| task | seed | passed | end "
-             "| steps | tokens | wall s |", "|---|---|---|---|---|---|---|"]
+    paths["json"].write_text(
+        json.dumps({"settings": settings.model_dump(), "summary": summary.model_dump()}, indent=2), encoding="utf-8"
+    )
+    lines = [
+        f"# {settings.suite}: {summary.label}",
+        "",
+        totals_table([summary]),
+        "",
+        "| task | seed | passed | end | steps | tokens | wall s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in sorted(records, key=lambda r: (r.task, r.seed)):
-        lines.append(f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {r.error or r.status} | {r.steps} "
-                     f"| {r.completion_tokens} | {r.wall_seconds:.0f} |")
+        lines.append(
+            f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {r.error or r.status} | {r.steps} "
+            f"| {r.completion_tokens} | {r.wall_seconds:.0f} |"
+        )
     paths["markdown"].write_text("\n".join(lines) + "\n", encoding="utf-8")
     chart([summary], paths["chart"], settings.suite)
     return paths
@@ -70,15 +89,20 @@ def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -
 
 def totals_table(summaries: list[EvalSummary]) -> str:
     """One row per results folder, side by side."""
-    rows = ["| run | passed | pass rate | per seed | steps/task | tok/s | cache reuse | drafted/accepted "
-            "| wall total | wall per solved |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| run | passed | pass rate | per seed | steps/task | tok/s | cache reuse | drafted/accepted "
+        "| wall total | wall per solved |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in summaries:
         seeds = " ".join(f"{rate:.0%}" for rate in s.per_seed.values())
         drafted = f"{s.draft_n}/{s.draft_accepted}" if s.draft_n else "-"
         solved = f"{s.wall_per_solved:.0f} s" if s.wall_per_solved is not None else "-"
-        rows.append(f"| {s.label} | {s.passed}/{s.runs} | {s.pass_rate:.1%} | {seeds} | {s.mean_steps:.1f} "
-                    f"| {s.tokens_per_second:.1f} | {s.cache_reuse:.1%} | {drafted} | {s.wall_seconds / 60:.1f} min "
-                    f"| {solved} |")
+        rows.append(
+            f"| {s.label} | {s.passed}/{s.runs} | {s.pass_rate:.1%} | {seeds} | {s.mean_steps:.1f} "
+            f"| {s.tokens_per_second:.1f} | {s.cache_reuse:.1%} | {drafted} | {s.wall_seconds / 60:.1f} min "
+            f"| {solved} |"
+        )
     return "\n".join(rows)
 
 

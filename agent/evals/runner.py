@@ -53,9 +53,17 @@ class EvalSettings(BaseModel):
     agent_command: str | None = None  # mode `command`: another agent, run in the task's folder (a peer row)
 
 
-def run_suite(tasks: list[EvalTask], seeds: list[int], config: Config, backend: ChatBackend | None, out: Path, *,
-              mode: Mode = "agent", agent_command: str | None = None,
-              progress: Callable[[str], None] = lambda line: None) -> list[EvalRecord]:
+def run_suite(
+    tasks: list[EvalTask],
+    seeds: list[int],
+    config: Config,
+    backend: ChatBackend | None,
+    out: Path,
+    *,
+    mode: Mode = "agent",
+    agent_command: str | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[EvalRecord]:
     """Run every task at every seed not yet in `out/results.jsonl`; returns all records of the folder."""
     results = out / "results.jsonl"
     records = read_records(results)
@@ -72,8 +80,10 @@ def run_suite(tasks: list[EvalTask], seeds: list[int], config: Config, backend: 
             fh.write(record.model_dump_json() + "\n")
         records.append(record)
         verdict = "PASS" if record.passed else f"fail ({record.error or record.status})"
-        progress(f"[{number}/{len(pairs)}] {task.id} seed {seed}: {verdict} in {record.wall_seconds:.0f} s, "
-                 f"{record.steps} steps")
+        progress(
+            f"[{number}/{len(pairs)}] {task.id} seed {seed}: {verdict} in {record.wall_seconds:.0f} s, "
+            f"{record.steps} steps"
+        )
     return records
 
 
@@ -90,8 +100,15 @@ def read_records(path: Path) -> list[EvalRecord]:
     return records
 
 
-def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend | None, work: Path, mode: Mode,
-            agent_command: str | None = None) -> EvalRecord:
+def run_one(
+    task: EvalTask,
+    seed: int,
+    config: Config,
+    backend: ChatBackend | None,
+    work: Path,
+    mode: Mode,
+    agent_command: str | None = None,
+) -> EvalRecord:
     """One task at one seed in a fresh folder `work`, then its hidden check."""
     if work.exists():
         shutil.rmtree(work)  # left by an interrupted try
@@ -118,8 +135,15 @@ def run_one(task: EvalTask, seed: int, config: Config, backend: ChatBackend | No
     except BackendError:
         raise  # the engine is gone: every later task would fail the same way
     except user_errors() as exc:
-        return EvalRecord(task=task.id, seed=seed, mode=mode, passed=False, status="error", error=str(exc),
-                          wall_seconds=time.monotonic() - started)
+        return EvalRecord(
+            task=task.id,
+            seed=seed,
+            mode=mode,
+            passed=False,
+            status="error",
+            error=str(exc),
+            wall_seconds=time.monotonic() - started,
+        )
     wall = time.monotonic() - started
     passed, tail = check(task, work, config)
     return _record(task, seed, mode, result, passed, tail, wall)
@@ -160,11 +184,23 @@ def check(task: EvalTask, work: Path, config: Config) -> tuple[bool, str]:
     return outcome.exit_code == 0, tail
 
 
-def _record(task: EvalTask, seed: int, mode: Mode, result: WorkflowResult, passed: bool, tail: str,
-            wall: float) -> EvalRecord:
+def _record(
+    task: EvalTask, seed: int, mode: Mode, result: WorkflowResult, passed: bool, tail: str, wall: float
+) -> EvalRecord:
     stats = result.run.stats
-    return EvalRecord(task=task.id, seed=seed, mode=mode, passed=passed, status=result.run.status, steps=stats.steps,
-                      prompt_tokens=stats.prompt_tokens, cached_prompt_tokens=stats.cached_prompt_tokens,
-                      completion_tokens=stats.completion_tokens, generation_seconds=stats.generation_seconds,
-                      draft_n=stats.draft_n, draft_accepted=stats.draft_accepted, wall_seconds=wall,
-                      check_tail=tail if not passed else "")
+    return EvalRecord(
+        task=task.id,
+        seed=seed,
+        mode=mode,
+        passed=passed,
+        status=result.run.status,
+        steps=stats.steps,
+        prompt_tokens=stats.prompt_tokens,
+        cached_prompt_tokens=stats.cached_prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+        generation_seconds=stats.generation_seconds,
+        draft_n=stats.draft_n,
+        draft_accepted=stats.draft_accepted,
+        wall_seconds=wall,
+        check_tail=tail if not passed else "",
+    )

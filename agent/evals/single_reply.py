@@ -24,13 +24,15 @@ def single_reply(task: EvalTask, work: Path, config: Config, backend: ChatBacken
     name, text = next(iter(task.start_files.items()))
     prompt = f"{task.prompt}\n\n{name}:\n```\n{text}```\n\nReply with the complete new {name}."
     sampling = Sampling(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
-    completion = backend.complete([Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
-                                  None, sampling)
+    completion = backend.complete(
+        [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)], None, sampling
+    )
     blocks = CODE_BLOCK.findall(completion.text)
     (work / name).write_text(max(blocks, key=len) if blocks else completion.text, encoding="utf-8")
     commit = gitrepo.commit_all(gitrepo.open_repo(work), "single reply")
     stats = RunStats()
     stats.add(completion.timings)
     run = RunResult(status="finished", summary="one reply", stats=stats, wall_seconds=0.0)
-    return WorkflowResult(directory=str(work), run=run, files=[name], tests=None, commit=commit, diff_stat="",
-                          transcript="")
+    return WorkflowResult(
+        directory=str(work), run=run, files=[name], tests=None, commit=commit, diff_stat="", transcript=""
+    )

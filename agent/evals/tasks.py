@@ -38,7 +38,9 @@ def load_folder_suite(folder: Path) -> list[EvalTask]:
     folder = folder.expanduser()
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder; name a built-in suite (`agent eval suites`) or a folder of tasks")
-    task_dirs = [folder] if (folder / "task.md").is_file() else sorted(p for p in folder.iterdir() if (p / "task.md").is_file())
+    task_dirs = (
+        [folder] if (folder / "task.md").is_file() else sorted(p for p in folder.iterdir() if (p / "task.md").is_file())
+    )
     if not task_dirs:
         raise UserError(f"{folder} has no task folders (a task folder holds task.md and check.sh)")
     return [load_task_folder(p) for p in task_dirs]
@@ -49,8 +51,13 @@ def load_task_folder(path: Path) -> EvalTask:
     if not check.is_file():
         raise UserError(f"{path} has no check.sh; write the command that decides whether the task passed")
     hidden = {CHECK_SCRIPT: check.read_text(encoding="utf-8"), **_read_tree(path / "check")}
-    return EvalTask(id=path.name, prompt=(path / "task.md").read_text(encoding="utf-8").strip(),
-                    start_files=_read_tree(path / "repo"), check_command=f"bash {CHECK_SCRIPT}", check_files=hidden)
+    return EvalTask(
+        id=path.name,
+        prompt=(path / "task.md").read_text(encoding="utf-8").strip(),
+        start_files=_read_tree(path / "repo"),
+        check_command=f"bash {CHECK_SCRIPT}",
+        check_files=hidden,
+    )
 
 
 def _read_tree(root: Path) -> dict[str, str]:

@@ -21,9 +21,13 @@ from minisweagent.models.litellm_textbased_model import LitellmTextbasedModel
 settings = yaml.safe_load((Path(configs.__file__).parent / "mini_textbased.yaml").read_text())
 model = LitellmTextbasedModel(
     model_name="openai/local",
-    model_kwargs={"api_base": os.environ["EVAL_ENDPOINT"], "api_key": "none",
-                  "temperature": float(os.environ["EVAL_TEMPERATURE"]), "seed": int(os.environ["EVAL_SEED"]),
-                  "max_tokens": 2048},
+    model_kwargs={
+        "api_base": os.environ["EVAL_ENDPOINT"],
+        "api_key": "none",
+        "temperature": float(os.environ["EVAL_TEMPERATURE"]),
+        "seed": int(os.environ["EVAL_SEED"]),
+        "max_tokens": 2048,
+    },
     cost_tracking="ignore_errors",
 )
 environment = LocalEnvironment(**{**settings.get("environment", {}), "cwd": os.getcwd()})

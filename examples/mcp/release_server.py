@@ -17,10 +17,14 @@ from pydantic import BaseModel
 
 # a real 1x1 PNG, so image results can be shown
 PIXEL_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
-server = MCPServer("release-info", version="1.0.0",
-                   instructions="Facts about this team's release process: versions, code names, checks.")
+server = MCPServer(
+    "release-info",
+    version="1.0.0",
+    instructions="Facts about this team's release process: versions, code names, checks.",
+)
 
 
 class Release(BaseModel):

@@ -7,8 +7,18 @@ from pathlib import Path
 import git
 import pytest
 
-HOOKS = ["pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout", "post-merge",
-         "post-rewrite", "reference-transaction", "post-index-change", "pre-auto-gc"]
+HOOKS = [
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "post-checkout",
+    "post-merge",
+    "post-rewrite",
+    "reference-transaction",
+    "post-index-change",
+    "pre-auto-gc",
+]
 
 
 class Traps:

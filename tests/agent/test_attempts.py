@@ -15,10 +15,12 @@ from agent.session import read_transcript
 from agent.workflows import new_project, run_task
 from tests.agent.test_checkpoints import make_repo
 
-BAD = ("I will write the code.\n<write_file>\n<path>calc.py</path>\n<content>\ndef double(x):\n    return x + x + 1\n"
-       "</content>\n</write_file>\n<write_file>\n<path>test_calc.py</path>\n<content>\nfrom calc import double\n\n\n"
-       "def test_double():\n    assert double(2) == 4\n</content>\n</write_file>\n<bash>\n<command>python -m pytest -q"
-       "</command>\n</bash>")
+BAD = (
+    "I will write the code.\n<write_file>\n<path>calc.py</path>\n<content>\ndef double(x):\n    return x + x + 1\n"
+    "</content>\n</write_file>\n<write_file>\n<path>test_calc.py</path>\n<content>\nfrom calc import double\n\n\n"
+    "def test_double():\n    assert double(2) == 4\n</content>\n</write_file>\n<bash>\n<command>python -m pytest -q"
+    "</command>\n</bash>"
+)
 GOOD = BAD.replace("return x + x + 1", "return 2 * x")
 SCRAP = "<write_file>\n<path>notes/scrap.txt</path>\n<content>\nscrap\n</content>\n</write_file>"
 FINISH = "<finish><summary>done</summary></finish>"
@@ -35,14 +37,18 @@ def test_an_attempt_that_runs_out_of_steps_is_undone_and_the_next_starts_fresh_w
     repo = make_repo(tmp_path / "r")
     start_files = {"a.py", "keep.txt", ".gitignore"}
     backend = scripted([BAD, SCRAP, GOOD, FINISH])  # attempt 1: 2 steps, its tests failing
-    result = run_task(tmp_path / "r", "Add double(x) in calc.py with a test", Config(max_steps=4, attempts=2),
-                      backend=backend)
+    result = run_task(
+        tmp_path / "r", "Add double(x) in calc.py with a test", Config(max_steps=4, attempts=2), backend=backend
+    )
     assert result.run.status == "finished" and result.tests and result.tests.passed
     assert result.run.stats.steps == 4 and "attempt 2 of 2" in result.run.summary
     second_start = backend.calls[2]["messages"]
     assert len(second_start) == 2, "the second attempt starts from the system prompt and the task alone"
     assert "an earlier attempt at this task failed" in second_start[1].content
-    assert "Its check failed:\nE       assert 5 == 4" in second_start[1].content and "def double" not in second_start[1].content
+    assert (
+        "Its check failed:\nE       assert 5 == 4" in second_start[1].content
+        and "def double" not in second_start[1].content
+    )
     assert backend.calls[2]["sampling"].seed == backend.calls[0]["sampling"].seed + 1000, "a fresh attempt samples anew"
     assert second_start[0].content == backend.calls[0]["messages"][0].content, "same system prompt: cache reuse"
     tree = {item.path for item in repo.head.commit.tree.traverse()}
@@ -64,8 +70,12 @@ def test_a_finished_first_attempt_is_the_only_one(scripted, tmp_path):
 @pytest.mark.slow
 def test_a_new_project_goes_back_to_its_empty_start_between_attempts(scripted, tmp_path):
     backend = scripted([SCRAP, BAD, FINISH, GOOD, FINISH])
-    result = new_project(tmp_path / "p", "A Python module calc.py with double(x), with pytest tests.",
-                         Config(max_steps=6, attempts=2), backend=backend)
+    result = new_project(
+        tmp_path / "p",
+        "A Python module calc.py with double(x), with pytest tests.",
+        Config(max_steps=6, attempts=2),
+        backend=backend,
+    )
     assert result.run.status == "finished"
     assert not (tmp_path / "p" / "notes").exists(), "attempt 1's folder was removed by the restart"
     committed = {item.path for item in git.Repo(tmp_path / "p").head.commit.tree.traverse()}
@@ -90,8 +100,7 @@ SQUARE = 'def square(x):\n    """The square of x.\n\n    >>> square(3)\n    9\n 
 
 
 def write_square(body: str) -> str:
-    return (f"<write_file>\n<path>sq.py</path>\n<content>\n{SQUARE.format(body=body)}</content>\n</write_file>\n"
-            f"{FINISH}")
+    return f"<write_file>\n<path>sq.py</path>\n<content>\n{SQUARE.format(body=body)}</content>\n</write_file>\n{FINISH}"
 
 
 def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of_times(scripted, tmp_path):

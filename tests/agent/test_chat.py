@@ -102,8 +102,18 @@ def test_ctrl_c_stops_the_reply_not_the_session(repo, scripted):
 
 
 def test_slash_commands_answer(repo, scripted):
-    shown, _ = chat(repo, scripted([WRITE_B, FINISH.format("b")]), "add b", "/cost", "/diff", "/model", "/nope",
-                    "/help", "/exit", "never read")
+    shown, _ = chat(
+        repo,
+        scripted([WRITE_B, FINISH.format("b")]),
+        "add b",
+        "/cost",
+        "/diff",
+        "/model",
+        "/nope",
+        "/help",
+        "/exit",
+        "never read",
+    )
     assert "model turn" in shown and "+B = 1" in shown and "embedded" in shown
     assert "unknown command /nope" in shown and "/compact" in shown
 

@@ -20,7 +20,7 @@ PROMPT = "\u203a"  # the chat's prompt character
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b[=>]|\r|\x08")
 
 # The child: `agent` with its backend replaced by replies streamed in small pieces (SLOW: ~6 s, to Ctrl-C).
-SCRIPTED_AGENT = '''
+SCRIPTED_AGENT = """
 import sys, time
 from contextlib import contextmanager
 from agent import chat
@@ -45,7 +45,7 @@ def session(_config):
 
 chat.backend_session = session
 app(prog_name="agent")
-'''
+"""
 
 
 @pytest.fixture
@@ -61,8 +61,7 @@ def repo(tmp_path, monkeypatch):
 
 def spawn(argv: list[str], log: Path, timeout: int, cwd: Path | None = None) -> pexpect.spawn:
     env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "100", "LINES": "40"}
-    child = pexpect.spawn(argv[0], argv[1:], env=env, encoding="utf-8", dimensions=(40, 100), timeout=timeout,
-                          cwd=cwd)
+    child = pexpect.spawn(argv[0], argv[1:], env=env, encoding="utf-8", dimensions=(40, 100), timeout=timeout, cwd=cwd)
     child.logfile_read = log.open("a", encoding="utf-8")
     return child
 

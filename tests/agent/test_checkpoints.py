@@ -34,14 +34,19 @@ def make_repo(path, files=START, gitignore=True):
 
 
 def contents(path):
-    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*"))
-            if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(path).as_posix(): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts
+    }
 
 
 def test_each_step_that_changes_files_is_a_checkpoint_saying_what_and_why(scripted, tmp_path):
     repo = make_repo(tmp_path / "r")
     start = repo.head.commit.hexsha
-    result = run_task(tmp_path / "r", "Add a helper and set x to 2", Config(), backend=scripted([WRITE_B, LIST, EDIT_A, FINISH]))
+    result = run_task(
+        tmp_path / "r", "Add a helper and set x to 2", Config(), backend=scripted([WRITE_B, LIST, EDIT_A, FINISH])
+    )
     report = result.git
     assert report.branch.startswith("agent/add-a-helper-and-set-x-") and repo.active_branch.name == report.branch
     assert [c.step for c in report.checkpoints] == [1, 3], "step 2 changed nothing: no checkpoint"
@@ -152,9 +157,13 @@ def test_stashed_work_that_clashes_with_the_run_stays_in_the_stash(scripted, tmp
 def test_squash_leaves_one_commit_that_undo_takes_back(scripted, tmp_path):
     path = tmp_path / "r"
     repo = make_repo(path)
-    result = run_task(path, "Add a helper and set x", Config(checkpoints="squash"), backend=scripted([WRITE_B, EDIT_A, FINISH]))
+    result = run_task(
+        path, "Add a helper and set x", Config(checkpoints="squash"), backend=scripted([WRITE_B, EDIT_A, FINISH])
+    )
     head = repo.head.commit
-    assert result.git.squashed and len(result.git.checkpoints) == 1 and head.parents[0].hexsha == result.git.start_commit
+    assert (
+        result.git.squashed and len(result.git.checkpoints) == 1 and head.parents[0].hexsha == result.git.start_commit
+    )
     assert head.summary == "agent: Add a helper and set x" and "Squashed 2 checkpoints" in head.message
     assert "agent step 1: I will add b.py" in head.message and is_agent_commit(head)
     undo(path)
@@ -198,8 +207,10 @@ def test_an_interrupted_run_keeps_its_work_and_gives_back_the_users(scripted, tm
 
 
 def test_branch_names_are_valid_git_refs():
-    assert branch_name("agent/{slug}-{id}", "Rename calc_total to compute_total, everywhere!", "ab12cd") == \
-        "agent/rename-calc-total-to-compute-total-ab12cd"
+    assert (
+        branch_name("agent/{slug}-{id}", "Rename calc_total to compute_total, everywhere!", "ab12cd")
+        == "agent/rename-calc-total-to-compute-total-ab12cd"
+    )
     assert branch_name("agent/{slug}-{id}", "...", "ab12cd") == "agent/task-ab12cd"
     for name in [branch_name("x/../{slug}.lock", "a b", "1"), branch_name("~^:{id}//y", "t", "2")]:
         assert git.Git().check_ref_format("--branch", name)
@@ -248,8 +259,9 @@ def test_a_run_in_the_middle_of_a_merge_is_refused_and_loses_nothing(tmp_path):
     repo.git.commit("-qm", "other")
     repo.git.checkout("-q", "main")
     repo.git.merge("--no-commit", "--no-ff", "other")  # a clean merge, not yet committed
-    result = CliRunner().invoke(app, ["run", "task", "--repo", str(path), "--endpoint", "http://127.0.0.1:9"],
-                                env={"COLUMNS": "300"})
+    result = CliRunner().invoke(
+        app, ["run", "task", "--repo", str(path), "--endpoint", "http://127.0.0.1:9"], env={"COLUMNS": "300"}
+    )
     assert result.exit_code == 1 and result.output.startswith("error: ") and "Traceback" not in result.output
     assert "in the middle of a merge" in result.output and "git merge --abort" in result.output
     assert (path / ".git" / "MERGE_HEAD").exists() and repo.git.diff("--cached", "--name-only") == "z.py"
@@ -281,7 +293,9 @@ def test_ctrl_c_before_the_first_checkpoint_keeps_the_branch_for_the_resume(scri
 
     with pytest.raises(RunInterrupted) as stop:
         run_task(path, "task", Config(), backend=Interrupted([]))
-    assert stop.value.branch in repo.heads and stop.value.branch.startswith("agent/"), "a failure, not a Ctrl-C, drops it"
+    assert stop.value.branch in repo.heads and stop.value.branch.startswith("agent/"), (
+        "a failure, not a Ctrl-C, drops it"
+    )
 
 
 def test_a_resume_that_fails_to_start_puts_the_user_back_and_keeps_the_run_branch(scripted, tmp_path):
@@ -311,4 +325,6 @@ def test_a_required_filter_of_the_repository_fails_the_checkpoint_and_loses_noth
     result = run_task(path, "task", Config(), backend=scripted([write, FINISH]))
     assert result.run.status == "finished" and traps.ran() == []
     assert any("could not be committed" in n and "clean filter 'crypt' failed" in n for n in result.git.notes)
-    assert (path / "key.s").read_text() == "secret\n" and "key.s" not in {b.path for b in repo.head.commit.tree.traverse()}
+    assert (path / "key.s").read_text() == "secret\n" and "key.s" not in {
+        b.path for b in repo.head.commit.tree.traverse()
+    }

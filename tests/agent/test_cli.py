@@ -64,7 +64,11 @@ def test_doctor_reports_what_can_run_here(engine, qwen_path):
     result = runner.invoke(app, ["doctor"], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
     assert "cores" in result.output and engine.key in result.output
-    lines = {line.split()[1].rstrip(":"): line for line in result.output.splitlines() if line.strip().startswith(("ok", "no"))}
+    lines = {
+        line.split()[1].rstrip(":"): line
+        for line in result.output.splitlines()
+        if line.strip().startswith(("ok", "no"))
+    }
     assert lines["qwen-cpu"].strip().startswith("ok") and lines["qwen-cpu-draft"].strip().startswith("ok")
     assert lines["gemma4-31b-dflash"].strip().startswith("no")
 
@@ -148,7 +152,9 @@ def test_a_transcript_cut_by_a_crash_still_resumes(scripted, tmp_path, state):
     transcript = Path(first.transcript)
     text = transcript.read_text()
     transcript.write_text(text[: text.rstrip("\n").rfind("\n") + 30])  # the crash cut the last line short
-    result = runner.invoke(app, ["run", "--resume", str(transcript), "--endpoint", DEAD_ENDPOINT], env={"COLUMNS": "300"})
+    result = runner.invoke(
+        app, ["run", "--resume", str(transcript), "--endpoint", DEAD_ENDPOINT], env={"COLUMNS": "300"}
+    )
     assert "was cut off" in result.output and "Traceback" not in result.output, result.output
     assert result.exit_code == 1 and "error: cannot reach" in result.output, "it went on as far as the model"
     backend = scripted(["<finish><summary>ok</summary></finish>"])
@@ -160,7 +166,9 @@ def test_a_transcript_cut_by_a_crash_still_resumes(scripted, tmp_path, state):
 def test_a_failed_start_leaves_no_branch_and_gives_back_the_work(tmp_path, state):
     repo = make_repo(tmp_path / "r")
     (tmp_path / "r" / "a.py").write_text("mine\n")
-    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT]))
+    out = one_error_line(
+        runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT])
+    )
     assert "cannot reach" in out and [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
     assert (tmp_path / "r" / "a.py").read_text() == "mine\n" and repo.git.stash("list") == ""
 
@@ -171,18 +179,23 @@ def test_hostile_text_in_an_error_is_shown_as_it_is(tmp_path):
     assert "[/a-z]+([bold]\\x1b[2J.jsonl" in out and "\x1b" not in out
 
 
-@pytest.mark.parametrize("flag, env, expected", [
-    ("read-only", "full-access", "read-only"),  # the flag wins over the environment and the config
-    (None, "full-access", "full-access"),  # the environment wins over the config
-    (None, None, "workspace-write"),  # the user config
-])
+@pytest.mark.parametrize(
+    "flag, env, expected",
+    [
+        ("read-only", "full-access", "read-only"),  # the flag wins over the environment and the config
+        (None, "full-access", "full-access"),  # the environment wins over the config
+        (None, None, "workspace-write"),  # the user config
+    ],
+)
 def test_sandbox_flag_beats_environment_beats_config(tmp_path, state, monkeypatch, flag, env, expected):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("DFLASH_AGENT_SANDBOX", raising=False)
     (tmp_path / "config" / "dflash-agent").mkdir(parents=True)
     (tmp_path / "config" / "dflash-agent" / "config.toml").write_text('sandbox = "workspace-write"\n')
     make_repo(tmp_path / "r")
-    args = ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT] + (["--sandbox", flag] if flag else [])
+    args = ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT] + (
+        ["--sandbox", flag] if flag else []
+    )
     result = runner.invoke(app, args, env={"DFLASH_AGENT_SANDBOX": env} if env else {})
     assert result.exit_code == 1 and "cannot reach" in result.output, result.output  # after the config was used
     (transcript,) = state.glob("*.jsonl")
@@ -199,7 +212,9 @@ def test_a_transcript_folder_that_cannot_be_written_is_an_error_line(tmp_path, m
     (tmp_path / "state").write_text("a file where the state folder should be")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     repo = make_repo(tmp_path / "r")
-    out = one_error_line(runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT]))
+    out = one_error_line(
+        runner.invoke(app, ["run", "task", "--repo", str(tmp_path / "r"), "--endpoint", DEAD_ENDPOINT])
+    )
     assert "cannot write the run's transcript" in out and "XDG_STATE_HOME" in out
     assert [h.name for h in repo.heads] == ["main"] and repo.active_branch.name == "main"
 
@@ -219,8 +234,9 @@ def _no_downloads(tmp_path, monkeypatch):
 
 def test_serve_plan_fits_24_gib_and_prints_the_seed_command(tmp_path, monkeypatch):
     _no_downloads(tmp_path, monkeypatch)
-    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "24GiB",
-                                 "--port", "8910"])
+    result = runner.invoke(
+        app, ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "24GiB", "--port", "8910"]
+    )
     assert result.exit_code == 0, result.output
     assert SEED_DFLASH_FLAGS in result.stdout and "BeeLlama v0.2.0" in result.stdout
     assert "target KV cache" in result.stdout and "fits:" in result.stdout
@@ -240,12 +256,16 @@ def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkey
     _no_downloads(tmp_path, monkeypatch)
     (tmp_path / "config" / "dflash-agent").mkdir(parents=True)
     (tmp_path / "config" / "dflash-agent" / "config.toml").write_text(
-        '[profiles.x]\nextends = "gemma4-31b"\nctx_size = "big"\n')
+        '[profiles.x]\nextends = "gemma4-31b"\nctx_size = "big"\n'
+    )
     repo = tmp_path / "repo"
     repo.mkdir()
     git_repo = make_repo(repo)
-    for argv in (["serve", "--profile", "x"], ["serve", "--profile", "x", "--plan"],
-                 ["run", "task", "--repo", str(repo), "--profile", "x"]):
+    for argv in (
+        ["serve", "--profile", "x"],
+        ["serve", "--profile", "x", "--plan"],
+        ["run", "task", "--repo", str(repo), "--profile", "x"],
+    ):
         result = runner.invoke(app, argv)
         assert result.exit_code == 1, (argv, result.output)
         assert "profile 'x'" in result.output and "field 'ctx_size'" in result.output, argv

@@ -25,7 +25,9 @@ def home(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_add_list_test_remove_a_user_server(home):
-    added = runner.invoke(app, ["mcp", "add", "release", "-e", "RELEASE_VERSION=${RV:-1.0}", "--", sys.executable, str(EXAMPLE)])
+    added = runner.invoke(
+        app, ["mcp", "add", "release", "-e", "RELEASE_VERSION=${RV:-1.0}", "--", sys.executable, str(EXAMPLE)]
+    )
     assert added.exit_code == 0, added.output
     saved = json.loads((home / "config" / "dflash-agent" / "mcp.json").read_text())["mcpServers"]["release"]
     assert saved == {"command": sys.executable, "args": [str(EXAMPLE)], "env": {"RELEASE_VERSION": "${RV:-1.0}"}}
@@ -43,7 +45,9 @@ def test_add_list_test_remove_a_user_server(home):
 
 @pytest.mark.slow
 def test_project_server_is_refused_until_approved(home):
-    (home / ".mcp.json").write_text(json.dumps({"mcpServers": {"release": {"command": sys.executable, "args": [str(EXAMPLE)]}}}))
+    (home / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"release": {"command": sys.executable, "args": [str(EXAMPLE)]}}})
+    )
     refused = runner.invoke(app, ["mcp", "test", "release"])
     assert refused.exit_code == 1 and "not approved" in refused.output
     assert "needs approval" in runner.invoke(app, ["mcp", "list"]).output

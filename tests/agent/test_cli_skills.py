@@ -18,8 +18,10 @@ def project(tmp_path, monkeypatch):
     root = tmp_path / "project"
     good = root / ".agents" / "skills" / "release-notes"
     good.mkdir(parents=True)
-    (good / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes. Use when releasing.\n---\n"
-                                   "# Release notes\nList every merged change.\n")
+    (good / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes. Use when releasing.\n---\n"
+        "# Release notes\nList every merged change.\n"
+    )
     (good / "template.md").write_text("## Changes\n")
     bad = root / ".claude" / "skills" / "broken"
     bad.mkdir(parents=True)
@@ -31,7 +33,9 @@ def test_skills_list_shows_sources_and_problems(project):
     result = runner.invoke(app, ["skills", "list", "--project", str(project)], env=WIDE)
     assert result.exit_code == 0, result.output
     rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 4}
-    assert {"release-notes", "typer-cli", "python-pytest-project", "rename-refactor", "verify-before-finish"} <= set(rows)
+    assert {"release-notes", "typer-cli", "python-pytest-project", "rename-refactor", "verify-before-finish"} <= set(
+        rows
+    )
     assert "project" in rows["release-notes"] and "bundled" in rows["typer-cli"]
     assert "skipped:" in result.output and "broken/SKILL.md: front matter has no `description`" in result.output
 
@@ -75,8 +79,9 @@ def test_help_lists_the_new_commands():
 def test_a_projects_skill_text_is_shown_as_it_is(project):
     hostile = project / ".agents" / "skills" / "hostile"
     hostile.mkdir(parents=True)
-    (hostile / "SKILL.md").write_text("---\nname: hostile\ndescription: \"Use [/a-z]+( and [bold]x \\x1b[2J\"\n---\n"
-                                      "body \x1b]0;title\x07\n")
+    (hostile / "SKILL.md").write_text(
+        '---\nname: hostile\ndescription: "Use [/a-z]+( and [bold]x \\x1b[2J"\n---\nbody \x1b]0;title\x07\n'
+    )
     listed = runner.invoke(app, ["skills", "list", "--project", str(project)], env=WIDE)
     assert listed.exit_code == 0 and "Use [/a-z]+( and [bold]x \\x1b[2J" in listed.output, listed.output
     shown = runner.invoke(app, ["skills", "show", "hostile", "--project", str(project)])

@@ -13,8 +13,7 @@ from agent.config import Config
 
 # Imports a command may need, never `--help`: the MCP SDK, the model runtimes, git, HTTP clients, our layers
 # below agent/ (pydantic is not listed: typer itself loads it to build a command's parameters).
-HEAVY = {"mcp", "llama_cpp", "openai", "git", "httpx", "huggingface_hub", "tree_sitter", "inference",
-         "tools", "skills"}
+HEAVY = {"mcp", "llama_cpp", "openai", "git", "httpx", "huggingface_hub", "tree_sitter", "inference", "tools", "skills"}
 
 RUNNER = """
 import sys
@@ -29,8 +28,14 @@ print("LOADED:" + ",".join(loaded), file=sys.stderr)
 
 
 def start(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, list[str]]:
-    done = subprocess.run([sys.executable, "-c", RUNNER, *args, ",".join(sorted(HEAVY))], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, *args, ",".join(sorted(HEAVY))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
     line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED:"))
     return done, [m for m in line.removeprefix("LOADED:").split(",") if m]
 
@@ -55,13 +60,16 @@ def test_version_prints_the_installed_version():
 def test_completion_answers_without_heavy_imports():
     done, loaded = start(env={"_AGENT_COMPLETE": "complete_bash", "COMP_WORDS": "agent sess", "COMP_CWORD": "1"})
     assert done.stdout.split() == ["sessions"] and loaded == []
-    done, loaded = start(env={"_AGENT_COMPLETE": "complete_bash", "COMP_WORDS": "agent run --output", "COMP_CWORD": "2"})
+    done, loaded = start(
+        env={"_AGENT_COMPLETE": "complete_bash", "COMP_WORDS": "agent run --output", "COMP_CWORD": "2"}
+    )
     assert done.stdout.split() == ["--output-format"] and loaded == []
 
 
 def test_no_arguments_without_a_terminal_prints_help_and_exits_2():
-    done = subprocess.run([sys.executable, "-m", "agent.cli"], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent.cli"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
     assert done.returncode == 2 and "Commands" in done.stdout
 
 

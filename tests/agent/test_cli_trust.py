@@ -15,7 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.commands.trust import ask_trust_on_terminal
+from agent.trust_prompt import ask_trust_on_terminal
 from agent.config import ConfigError, load_config, review_project
 
 runner = CliRunner()
@@ -43,8 +43,15 @@ class ChatServer:
             def do_GET(self) -> None:
                 owner.auth.append(self.headers.get("Authorization"))
                 if self.path.endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": "m", "object": "model", "created": 0, "owned_by": "test"}]}).encode())
+                    self._send(
+                        200,
+                        json.dumps(
+                            {
+                                "object": "list",
+                                "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "test"}],
+                            }
+                        ).encode(),
+                    )
                 else:
                     self._send(404, b"{}")
 
@@ -53,11 +60,23 @@ class ChatServer:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 text = owner.replies.pop(0) if owner.replies else "<finish><summary>done</summary></finish>"
                 chunks = [{"role": "assistant", "content": text}, {}]
-                body = b"".join(
-                    b"data: " + json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                                            "choices": [{"index": 0, "delta": delta,
-                                                         "finish_reason": None if delta else "stop"}]}).encode() + b"\n\n"
-                    for delta in chunks) + b"data: [DONE]\n\n"
+                body = (
+                    b"".join(
+                        b"data: "
+                        + json.dumps(
+                            {
+                                "id": "c",
+                                "object": "chat.completion.chunk",
+                                "created": 0,
+                                "model": "m",
+                                "choices": [{"index": 0, "delta": delta, "finish_reason": None if delta else "stop"}],
+                            }
+                        ).encode()
+                        + b"\n\n"
+                        for delta in chunks
+                    )
+                    + b"data: [DONE]\n\n"
+                )
                 self._send(200, body, "text/event-stream")
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -142,8 +161,12 @@ def test_a_changed_project_file_asks_again_and_a_no_leaves_the_users_settings(ho
     warnings: list[str] = []
     config = load_config(project, ask=lambda review: False, warn=warnings.append)
     assert not config.network and config.allow == [] and config.max_steps == 7  # harmless settings still apply
-    assert warnings == [(f"warning: {config_file} widens network, allow: ignored until you approve it with "
-                         f"`agent trust {project.resolve()}`")]
+    assert warnings == [
+        (
+            f"warning: {config_file} widens network, allow: ignored until you approve it with "
+            f"`agent trust {project.resolve()}`"
+        )
+    ]
 
 
 def test_what_counts_as_widening(home):
@@ -152,7 +175,8 @@ def test_what_counts_as_widening(home):
     (project / ".agent").mkdir(parents=True)
     (project / ".agent" / "config.toml").write_text(
         'deny = []\nsandbox = "workspace-write"\ncommand_timeout = 30\napproval = "never-ask"\ntool_env = ["AWS_*"]\n'
-        'model_sources = ["huggingface"]\nprofile = "x"\n[profiles.x]\nbinary = "/tmp/evil"\n')
+        'model_sources = ["huggingface"]\nprofile = "x"\n[profiles.x]\nbinary = "/tmp/evil"\n'
+    )
     review = review_project(project)
     assert {c.name for c in review.changes} == {"deny", "sandbox", "tool_env"}
     assert review.refused == ["profile", "model_sources", "profiles"]

@@ -84,7 +84,10 @@ def test_cli_refuses_bad_settings_without_a_traceback(home):
     user_file(home).write_text("max_steps = [3\n")
     result = runner.invoke(app, ["run", "x", "--repo", str(target)])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert f"{user_file(home)} is not valid TOML" in result.output and "fix that line or move the file away" in result.output
+    assert (
+        f"{user_file(home)} is not valid TOML" in result.output
+        and "fix that line or move the file away" in result.output
+    )
     assert len(result.output.strip().splitlines()) == 1
 
 

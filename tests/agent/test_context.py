@@ -59,15 +59,23 @@ class OverflowingBackend:
 
 def test_loop_trims_and_goes_on(scripted, tmp_path):
     (tmp_path / "big.txt").write_text("a line of the file, long enough to matter\n" * 3000)
-    replies = ["<read_file><path>big.txt</path></read_file>", "<bash><command>echo ok</command></bash>",
-               "<finish><summary>done</summary></finish>"]
+    replies = [
+        "<read_file><path>big.txt</path></read_file>",
+        "<bash><command>echo ok</command></bash>",
+        "<finish><summary>done</summary></finish>",
+    ]
     backend = OverflowingBackend(scripted, replies, limit=0)
     notes: list[str] = []
 
     class Events:
-        def on_text(self, text): pass
-        def on_step(self, *args): pass
-        def on_note(self, text): notes.append(text)
+        def on_text(self, text):
+            pass
+
+        def on_step(self, *args):
+            pass
+
+        def on_note(self, text):
+            notes.append(text)
 
     agent = Agent(backend, [BashTool(), *file_tools()], ToolContext(tmp_path), events=Events())
     backend.limit = len(agent.system) + 5000  # room for the task and a few replies, not for the whole file
@@ -91,14 +99,21 @@ def test_real_model_with_a_small_context_reads_a_file_bigger_than_what_is_left(t
     notes: list[str] = []
 
     class Events:
-        def on_text(self, text): pass
-        def on_step(self, *args): pass
-        def on_note(self, text): notes.append(text)
+        def on_text(self, text):
+            pass
+
+        def on_step(self, *args):
+            pass
+
+        def on_note(self, text):
+            notes.append(text)
 
     backend = EmbeddedBackend(qwen_path, n_ctx=3072)
     try:
         agent = Agent(backend, [BashTool(), *file_tools()], ToolContext(tmp_path), events=Events(), max_steps=3)
-        result = agent.run("Use read_file to read big.txt (all of it). Then call finish with the first line of the file as summary.")
+        result = agent.run(
+            "Use read_file to read big.txt (all of it). Then call finish with the first line of the file as summary."
+        )
     finally:
         backend.close()
     assert any("outgrew the context" in n for n in notes), notes

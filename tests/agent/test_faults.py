@@ -50,12 +50,19 @@ def test_engine_killed_mid_generation(engine, tmp_path):
                 if self.chunks == 20:
                     server.process.send_signal(signal.SIGKILL)
 
-            def on_step(self, *args): pass
-            def on_note(self, text): pass
+            def on_step(self, *args):
+                pass
 
-        result = run_task(Path(repo.working_dir), "Write a Python module stats.py with mean, median and mode functions, "
-                          "each with a docstring, and tests for each.", Config(endpoint=server.url, max_steps=3),
-                          KillAfterSomeTokens())
+            def on_note(self, text):
+                pass
+
+        result = run_task(
+            Path(repo.working_dir),
+            "Write a Python module stats.py with mean, median and mode functions, "
+            "each with a docstring, and tests for each.",
+            Config(endpoint=server.url, max_steps=3),
+            KillAfterSomeTokens(),
+        )
     assert result.run.status == "error"
     assert "lost the connection" in result.run.summary and "resume" in result.run.summary
     transcript = events_of(Path(result.transcript))
@@ -72,12 +79,23 @@ def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
     (tmp_path / name / "notes.txt").write_text("my unsaved edit\n")  # the user's work in progress
     (tmp_path / name / "draft.md").write_text("an untracked draft\n")
     before = set(runs_dir().glob(f"*{name}*.jsonl")) if runs_dir().exists() else set()
-    proc = subprocess.Popen([AGENT, "run", "Create one.txt containing the word one. Then finish.",
-                             "--repo", str(tmp_path / name), "--max-steps", "8"],
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            # as from a terminal: a job started in the background (`cmd &`, as CI may run
-                            # us) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [
+            AGENT,
+            "run",
+            "Create one.txt containing the word one. Then finish.",
+            "--repo",
+            str(tmp_path / name),
+            "--max-steps",
+            "8",
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        # as from a terminal: a job started in the background (`cmd &`, as CI may run
+        # us) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 300
     transcript = None
     while time.monotonic() < deadline:  # the task is in the transcript: the model is now reading it (seconds)
@@ -101,8 +119,12 @@ def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
     assert (tmp_path / name / "draft.md").read_text() == "an untracked draft\n"
     agent_branch = next(h for h in repo.heads if h.name.startswith("agent/"))  # kept for the resume
 
-    resumed = subprocess.run([AGENT, "run", "--resume", str(transcript), "--max-steps", "1", "--json"],
-                             capture_output=True, text=True, timeout=600)
+    resumed = subprocess.run(
+        [AGENT, "run", "--resume", str(transcript), "--max-steps", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert resumed.returncode in (0, 2), resumed.stderr
     result = json.loads(resumed.stdout)
     old = [e["message"] for e in events_of(transcript) if e["type"] == "message"]

@@ -29,4 +29,6 @@ def test_files_in_dot_folders_are_not_shown(tmp_path):
     (tmp_path / ".agent" / "skills" / "deploy").mkdir(parents=True)
     (tmp_path / ".agent" / "skills" / "deploy" / "SKILL.md").write_text("secret steps\n")
     (tmp_path / "app.py").write_text("x = 1\n")
-    assert files_to_show(tmp_path, [".agent/skills/deploy/SKILL.md", "app.py"], "deploy the app") == {"app.py": "x = 1\n"}
+    assert files_to_show(tmp_path, [".agent/skills/deploy/SKILL.md", "app.py"], "deploy the app") == {
+        "app.py": "x = 1\n"
+    }

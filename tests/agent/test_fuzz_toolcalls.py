@@ -75,13 +75,34 @@ def report_counts(report_fuzz_counts):
 # ---------------------------------------------------------------- strategies
 
 SURROGATES = st.sampled_from(["\ud800", "\udfff", "\udc80"])
-ANY_CHAR = st.characters(codec=None) | SURROGATES | st.sampled_from(["\x00", "\n", "\r", "\t", "<", ">", "/", "`", "{", "}", '"'])
-MARKUP = st.sampled_from(
-    [f"<{n}>" for n in NAMES] + [f"</{n}>" for n in NAMES] + [f"<{p}>" for p in PARAMS] + [f"</{p}>" for p in PARAMS]
-    + ["<tool_call>", "</tool_call>", "```json\n", "```\n", "```", '{"name": ', '"arguments": {', "}", "<observation", "\n"]
+ANY_CHAR = (
+    st.characters(codec=None)
+    | SURROGATES
+    | st.sampled_from(["\x00", "\n", "\r", "\t", "<", ">", "/", "`", "{", "}", '"'])
 )
-HUGE = st.builds(lambda piece, n: piece * n, st.sampled_from(["a", "<", "</content>", "<bash>", "{", "[", "\x00", "é\n"]),
-                 st.integers(1_000, 20_000))
+MARKUP = st.sampled_from(
+    [f"<{n}>" for n in NAMES]
+    + [f"</{n}>" for n in NAMES]
+    + [f"<{p}>" for p in PARAMS]
+    + [f"</{p}>" for p in PARAMS]
+    + [
+        "<tool_call>",
+        "</tool_call>",
+        "```json\n",
+        "```\n",
+        "```",
+        '{"name": ',
+        '"arguments": {',
+        "}",
+        "<observation",
+        "\n",
+    ]
+)
+HUGE = st.builds(
+    lambda piece, n: piece * n,
+    st.sampled_from(["a", "<", "</content>", "<bash>", "{", "[", "\x00", "é\n"]),
+    st.integers(1_000, 20_000),
+)
 
 
 def text_from_pieces(pieces: st.SearchStrategy[str], max_size: int = 40) -> st.SearchStrategy[str]:
@@ -95,8 +116,11 @@ RANDOM_TEXT = st.one_of(
 )
 
 JSON_SCALAR = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(ANY_CHAR, max_size=30)
-JSON_VALUE = st.recursive(JSON_SCALAR, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                          max_leaves=12)
+JSON_VALUE = st.recursive(
+    JSON_SCALAR,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 @st.composite
@@ -107,7 +131,8 @@ def xml_call(draw, clean: bool = False) -> tuple[str, str, dict[str, str]]:
     names = draw(st.lists(st.sampled_from(fields), unique=True, min_size=1 if clean else 0))
     if clean:
         value = st.text(st.characters(codec=None, exclude_characters="<`\r"), max_size=40).filter(
-            lambda v: not v.startswith("\n") and not v.endswith("\n"))
+            lambda v: not v.startswith("\n") and not v.endswith("\n")
+        )
     else:
         value = st.text(ANY_CHAR, max_size=60) | HUGE | MARKUP | JSON_VALUE.map(json.dumps)
         names += draw(st.lists(st.sampled_from(PARAMS) | st.from_regex(r"[a-z_]{1,10}", fullmatch=True), max_size=2))
@@ -122,9 +147,15 @@ def json_call(draw, clean: bool = False) -> tuple[dict, str]:
     name = draw(st.sampled_from(NAMES))
     if clean:
         safe = st.text(st.characters(codec=None, exclude_characters="<`"), max_size=30)
-        arguments = draw(st.dictionaries(st.text(st.characters(codec=None, exclude_characters="<`"), max_size=8),
-                                         st.recursive(st.none() | st.booleans() | st.integers() | safe,
-                                                      lambda i: st.lists(i, max_size=3), max_leaves=6), max_size=4))
+        arguments = draw(
+            st.dictionaries(
+                st.text(st.characters(codec=None, exclude_characters="<`"), max_size=8),
+                st.recursive(
+                    st.none() | st.booleans() | st.integers() | safe, lambda i: st.lists(i, max_size=3), max_leaves=6
+                ),
+                max_size=4,
+            )
+        )
         return {"name": name, "arguments": arguments}, name
     arguments = draw(JSON_VALUE | JSON_VALUE.map(json.dumps) | st.text(ANY_CHAR, max_size=20))
     shape = draw(st.sampled_from(["name/arguments", "tool/args", "function", "tool_name/input", "junk"]))
@@ -173,7 +204,11 @@ def near_valid_reply(draw) -> str:
         else:
             data, _ = draw(json_call())
             body = json.dumps(data, ensure_ascii=draw(st.booleans()))
-            piece = {"tool_call": f"<tool_call>\n{body}\n</tool_call>", "fenced": f"```json\n{body}\n```", "bare": body}[form]
+            piece = {
+                "tool_call": f"<tool_call>\n{body}\n</tool_call>",
+                "fenced": f"```json\n{body}\n```",
+                "bare": body,
+            }[form]
         pieces.append(mutate(draw, piece))
     return "\n".join(pieces)
 
@@ -213,7 +248,10 @@ def test_parse_text_never_raises_on_near_valid_calls(text):
 
 @pytest.mark.slow
 @settings(max_examples=300, **SETTINGS)
-@given(st.lists(xml_call(clean=True), min_size=1, max_size=4), st.text(st.characters(codec=None, exclude_characters="<`{"), max_size=20))
+@given(
+    st.lists(xml_call(clean=True), min_size=1, max_size=4),
+    st.text(st.characters(codec=None, exclude_characters="<`{"), max_size=20),
+)
 def test_well_formed_xml_calls_come_back_exactly(calls, prose):
     with case("well-formed XML"):
         text = prose.join(c[0] for c in calls)
@@ -229,7 +267,11 @@ def test_well_formed_json_calls_come_back_exactly(call, form, ascii_only):
     with case("well-formed JSON"):
         data, name = call
         body = json.dumps(data, ensure_ascii=ascii_only)
-        text = {"tool_call": f"<tool_call>\n{body}\n</tool_call>", "fenced": f"Calling it:\n```json\n{body}\n```", "bare": body}[form]
+        text = {
+            "tool_call": f"<tool_call>\n{body}\n</tool_call>",
+            "fenced": f"Calling it:\n```json\n{body}\n```",
+            "bare": body,
+        }[form]
         result = parse_text(text, TOOLBOX)
         assert result.errors == []
         assert [(c.name, c.arguments) for c in result.calls] == [(name, data["arguments"])]
@@ -246,7 +288,12 @@ def test_call_from_json_accepts_or_declines_any_json(data):
 
 
 @settings(max_examples=200, **SETTINGS)
-@given(st.text(ANY_CHAR, max_size=50) | HUGE | st.integers(100, 20_000).map(lambda n: "[" * n) | st.integers(4_400, 9_000).map(lambda n: '{"a": ' + "7" * n + "}"))
+@given(
+    st.text(ANY_CHAR, max_size=50)
+    | HUGE
+    | st.integers(100, 20_000).map(lambda n: "[" * n)
+    | st.integers(4_400, 9_000).map(lambda n: '{"a": ' + "7" * n + "}")
+)
 def test_call_from_json_with_string_arguments(arguments):
     with case("call_from_json string arguments"):
         call = call_from_json({"name": "bash", "arguments": arguments})
@@ -259,15 +306,26 @@ NATIVE_ARGUMENTS = st.one_of(
     st.text(ANY_CHAR, max_size=40),
     st.integers(100, 20_000).map(lambda n: "[" * n + "]" * n),
     st.integers(4_400, 9_000).map(lambda n: '{"command": ' + "9" * n + "}"),
-    st.just(""), st.just("   "), st.just("null"),
+    st.just(""),
+    st.just("   "),
+    st.just("null"),
 )
 
 
 @pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
-@given(st.lists(st.builds(ToolCallRequest, id=st.text(max_size=5), name=st.sampled_from(NAMES) | st.text(ANY_CHAR, max_size=10),
-                          arguments=NATIVE_ARGUMENTS), max_size=4),
-       st.text(ANY_CHAR, max_size=40) | near_valid_reply())
+@given(
+    st.lists(
+        st.builds(
+            ToolCallRequest,
+            id=st.text(max_size=5),
+            name=st.sampled_from(NAMES) | st.text(ANY_CHAR, max_size=10),
+            arguments=NATIVE_ARGUMENTS,
+        ),
+        max_size=4,
+    ),
+    st.text(ANY_CHAR, max_size=40) | near_valid_reply(),
+)
 def test_native_protocol_parse_never_raises(tool_calls, text):
     with case("native tool_calls"):
         protocol = NativeProtocol()
@@ -287,7 +345,7 @@ def test_close_stopped_call_only_appends_a_closing_tag(text):
     with case("close_stopped_call"):
         closed = TextProtocol().close_stopped_call(Completion(text=text), TOOLBOX).text
         assert closed.startswith(text)
-        assert re.fullmatch(r"\n?(</[\w-]+>)?", closed[len(text):], re.S)
+        assert re.fullmatch(r"\n?(</[\w-]+>)?", closed[len(text) :], re.S)
         check(parse_text(closed, TOOLBOX))
         assert NativeProtocol().close_stopped_call(Completion(text=text), TOOLBOX).text == text
 

@@ -61,7 +61,15 @@ def test_stream_json_is_one_event_per_line_in_order(repo, model):
     kinds = [e["type"] for e in got]
     assert kinds[0] == "start" and got[0]["task"] == "add b" and kinds[-1] == "end"
     assert [k for k in kinds if k not in ("text", "note")] == [
-        "start", "tool_call", "tool_result", "step", "tool_call", "tool_result", "step", "end"]
+        "start",
+        "tool_call",
+        "tool_result",
+        "step",
+        "tool_call",
+        "tool_result",
+        "step",
+        "end",
+    ]
     call = next(e for e in got if e["type"] == "tool_call")
     assert call["name"] == "write_file" and call["arguments"]["path"] == "b.py" and call["step"] == 1
     assert "".join(e["text"] for e in got if e["type"] == "text") == WRITE + FINISH
@@ -72,7 +80,9 @@ def test_stream_json_is_one_event_per_line_in_order(repo, model):
 
 
 def test_a_failure_still_ends_with_an_object(repo):
-    result = runner.invoke(app, ["run", "t", "--repo", str(repo), "--endpoint", DEAD_ENDPOINT, "--output-format", "stream-json"])
+    result = runner.invoke(
+        app, ["run", "t", "--repo", str(repo), "--endpoint", DEAD_ENDPOINT, "--output-format", "stream-json"]
+    )
     assert result.exit_code == 1
     got = events(result.stdout)
     assert got[0]["type"] == "start" and got[-1]["type"] == "error" and "cannot reach" in got[-1]["message"]
@@ -109,9 +119,23 @@ def test_json_is_the_alias_of_output_format_json(repo, model):
 def test_stream_json_on_the_real_model(repo, qwen_path):
     """The real model, the real CLI process: every stdout line parses, the model's tokens come as `text` events,
     each model turn as a `step` with the engine's timings, and the last line is the final object."""
-    done = subprocess.run([AGENT, "run", "Create a file hello.txt whose only line is: hi", "--repo", str(repo),
-                           "--max-steps", "3", "--output-format", "stream-json"],
-                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [
+            AGENT,
+            "run",
+            "Create a file hello.txt whose only line is: hi",
+            "--repo",
+            str(repo),
+            "--max-steps",
+            "3",
+            "--output-format",
+            "stream-json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
     got = events(done.stdout)
     kinds = [e["type"] for e in got]
     assert kinds[0] == "start" and kinds[-1] == "end" and done.returncode in (0, 2), done.stderr[-2000:]

@@ -145,8 +145,8 @@ def test_a_reply_that_loops_is_cut_while_streaming_and_sampled_again(scripted, t
 
 
 def test_the_first_message_shows_the_files_of_a_small_project(scripted, tmp_path):
-    (tmp_path / "solution.py").write_text("def f(x):\n    \"\"\"Return x squared.\"\"\"\n    raise NotImplementedError\n")
+    (tmp_path / "solution.py").write_text('def f(x):\n    """Return x squared."""\n    raise NotImplementedError\n')
     backend = scripted([FINISH])
     make_agent(backend, tmp_path).run("Implement f in solution.py")
     first = backend.calls[0]["messages"][1].content
-    assert "solution.py:\n```\ndef f(x):\n    \"\"\"Return x squared.\"\"\"" in first
+    assert 'solution.py:\n```\ndef f(x):\n    """Return x squared."""' in first

@@ -56,7 +56,9 @@ def home(tmp_path, monkeypatch):
 def project(path: Path) -> Path:
     path.mkdir()
     (path / "srv.py").write_text(READER)
-    (path / ".mcp.json").write_text(json.dumps({"mcpServers": {"reader": {"command": sys.executable, "args": ["srv.py"]}}}))
+    (path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"reader": {"command": sys.executable, "args": ["srv.py"]}}})
+    )
     return path
 
 
@@ -100,7 +102,9 @@ def test_a_project_server_runs_sandboxed_and_a_user_server_as_configured(home):
 
     user_file = home / "config" / "dflash-agent" / "mcp.json"  # the same script, set up by the user
     user_file.parent.mkdir(parents=True)
-    user_file.write_text(json.dumps({"mcpServers": {"mine": {"command": sys.executable, "args": [str(workspace / "srv.py")]}}}))
+    user_file.write_text(
+        json.dumps({"mcpServers": {"mine": {"command": sys.executable, "args": [str(workspace / "srv.py")]}}})
+    )
     (workspace / ".mcp.json").unlink()
     with mcp_session(Config(), workspace, notes.append) as tools:
         assert tools[0].invoke({"path": str(secret)}, ToolContext(workspace)).output == "CONTENT:PRIVATE KEY"
@@ -133,15 +137,28 @@ def test_the_model_rewriting_the_server_in_a_run_stops_it_in_the_next(home, scri
     repo.index.add(["srv.py", ".mcp.json"])
     repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
     approvals().approve(configured_servers(workspace).servers[0])
-    rewrite = ("<write_file>\n<path>srv.py</path>\n<content>\n" + READER.replace("CONTENT:", "STOLEN:")
-               + "\n</content>\n</write_file>")
+    rewrite = (
+        "<write_file>\n<path>srv.py</path>\n<content>\n"
+        + READER.replace("CONTENT:", "STOLEN:")
+        + "\n</content>\n</write_file>"
+    )
     first = Notes()
-    run_task(workspace, "change the server", Config(current_branch=True), first,
-             backend=scripted([rewrite, "<finish><summary>done</summary></finish>"]))
+    run_task(
+        workspace,
+        "change the server",
+        Config(current_branch=True),
+        first,
+        backend=scripted([rewrite, "<finish><summary>done</summary></finish>"]),
+    )
     assert "MCP server 'reader': 2 tools" in " ".join(first.notes), first.notes
     assert "STOLEN:" in (workspace / "srv.py").read_text()
 
     second = Notes()
-    run_task(workspace, "use the server", Config(current_branch=True), second,
-             backend=scripted(["<finish><summary>done</summary></finish>"]))
+    run_task(
+        workspace,
+        "use the server",
+        Config(current_branch=True),
+        second,
+        backend=scripted(["<finish><summary>done</summary></finish>"]),
+    )
     assert any("MCP server 'reader' from" in n and "is not approved, skipped" in n for n in second.notes), second.notes

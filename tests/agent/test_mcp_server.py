@@ -58,9 +58,13 @@ def test_stdio_subprocess_runs_a_real_task_with_progress(tmp_path, qwen_path):
             assert "run_task" in {t.name for t in (await client.list_tools()).tools}
             return await client.call_tool(
                 "run_task",
-                {"task": "Create a file named hello.txt whose only line is: hello from mcp. Then call finish.",
-                 "directory": str(repo), "max_steps": 4},
-                progress_callback=on_progress)
+                {
+                    "task": "Create a file named hello.txt whose only line is: hello from mcp. Then call finish.",
+                    "directory": str(repo),
+                    "max_steps": 4,
+                },
+                progress_callback=on_progress,
+            )
 
     result = anyio.run(main)
     assert not result.is_error, result.content
@@ -77,8 +81,11 @@ def test_stdio_subprocess_runs_a_real_task_with_progress(tmp_path, qwen_path):
 @pytest.mark.slow
 def test_http_needs_the_bearer_token(tmp_path):
     port = free_port()
-    proc = subprocess.Popen([AGENT, "mcp", "serve", "--http", "--port", str(port), "--token", "t0ken", "--root", str(tmp_path)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [AGENT, "mcp", "serve", "--http", "--port", str(port), "--token", "t0ken", "--root", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 60
@@ -92,8 +99,10 @@ def test_http_needs_the_bearer_token(tmp_path):
         assert status == 401
 
         async def with_token():
-            async with (httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http,
-                        Client(streamable_http_client(url, http_client=http)) as client):
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": "Bearer t0ken"}) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
                 return {t.name for t in (await client.list_tools()).tools}
 
         assert "run_task" in anyio.run(with_token)

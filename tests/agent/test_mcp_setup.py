@@ -47,7 +47,9 @@ def project_with_server(path: Path, name: str, entry: dict) -> Path:
 
 @pytest.mark.slow
 def test_project_server_needs_approval_and_then_connects(isolated_user_dirs):
-    project = project_with_server(isolated_user_dirs / "p", "release", {"command": sys.executable, "args": [str(EXAMPLE)]})
+    project = project_with_server(
+        isolated_user_dirs / "p", "release", {"command": sys.executable, "args": [str(EXAMPLE)]}
+    )
     notes: list[str] = []
     with mcp_session(Config(), project, notes.append) as tools:  # no terminal here: not approved, skipped
         assert tools == []
@@ -73,8 +75,19 @@ def test_our_secrets_never_reach_a_server_unless_named(isolated_user_dirs, monke
     monkeypatch.setenv("PROJECT_DB_URL", "postgres://db")
     user_file = isolated_user_dirs / "config" / "dflash-agent" / "mcp.json"
     user_file.parent.mkdir(parents=True)
-    user_file.write_text(json.dumps({"mcpServers": {"envdump": {
-        "command": sys.executable, "args": [str(script)], "env": {"DB_URL": "${PROJECT_DB_URL}"}}}}))
+    user_file.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "envdump": {
+                        "command": sys.executable,
+                        "args": [str(script)],
+                        "env": {"DB_URL": "${PROJECT_DB_URL}"},
+                    }
+                }
+            }
+        )
+    )
     with mcp_session(Config(), isolated_user_dirs) as tools:
         names = tools[0].invoke({}, ToolContext(isolated_user_dirs)).output.split()
     assert "DB_URL" in names  # named in the config: passed
@@ -85,8 +98,11 @@ def test_our_secrets_never_reach_a_server_unless_named(isolated_user_dirs, monke
 def test_real_model_calls_an_mcp_tool_and_uses_its_result(isolated_user_dirs, monkeypatch, qwen_path):
     from agent.workflows import run_task
 
-    repo_dir = project_with_server(isolated_user_dirs / "repo", "release", {
-        "command": sys.executable, "args": [str(EXAMPLE)], "env": {"RELEASE_VERSION": "${RELEASE_VERSION}"}})
+    repo_dir = project_with_server(
+        isolated_user_dirs / "repo",
+        "release",
+        {"command": sys.executable, "args": [str(EXAMPLE)], "env": {"RELEASE_VERSION": "${RELEASE_VERSION}"}},
+    )
     repo = git.Repo.init(repo_dir)
     repo.index.add([".mcp.json"])
     repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
@@ -94,9 +110,12 @@ def test_real_model_calls_an_mcp_tool_and_uses_its_result(isolated_user_dirs, mo
     approvals().approve(configured_servers(repo_dir).servers[0])
 
     config = load_config(repo_dir, {"max_steps": 5, "temperature": 0.0})
-    result = run_task(repo_dir, "Call the release__current_release tool to get the version of the release being "
-                                "prepared. Then write only that version number into a file named VERSION. Then finish.",
-                      config)
+    result = run_task(
+        repo_dir,
+        "Call the release__current_release tool to get the version of the release being "
+        "prepared. Then write only that version number into a file named VERSION. Then finish.",
+        config,
+    )
     transcript = Path(result.transcript).read_text()
     assert '"name": "release__current_release"' in transcript  # the model called the MCP tool ...
     assert (repo_dir / "VERSION").read_text().strip() == "4.12.7"  # ... and used its result

@@ -31,13 +31,17 @@ needs_bwrap = pytest.mark.skipif(not BWRAP.ok, reason=f"no usable bubblewrap her
 NODE_PROJECT = {
     "package.json": json.dumps({"name": "sums", "version": "1.0.0", "scripts": {"test": "node --test"}}),
     "sum.js": "module.exports = { sum: (a, b) => a + b };\n",
-    "sum.test.js": ("const test = require('node:test');\nconst assert = require('node:assert');\n"
-                    "const { sum } = require('./sum');\n\ntest('sum', () => assert.strictEqual(sum(2, 3), 5));\n"),
+    "sum.test.js": (
+        "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        "const { sum } = require('./sum');\n\ntest('sum', () => assert.strictEqual(sum(2, 3), 5));\n"
+    ),
 }
 RUST_CRATE = {
     "Cargo.toml": '[package]\nname = "sums"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
-    "src/lib.rs": ("pub fn sum(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
-                   "    #[test]\n    fn adds() {\n        assert_eq!(sum(2, 3), 5);\n    }\n}\n"),
+    "src/lib.rs": (
+        "pub fn sum(a: i64, b: i64) -> i64 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+        "    #[test]\n    fn adds() {\n        assert_eq!(sum(2, 3), 5);\n    }\n}\n"
+    ),
 }
 
 
@@ -48,19 +52,28 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("files, lang, command", [
-    ({"package.json": json.dumps({"scripts": {"test": "jest"}})}, "node", "npm test"),
-    ({"package.json": json.dumps({"scripts": {"test": 'echo "Error: no test specified" && exit 1'}}),
-      "lib.test.js": ""}, "node", "node --test"),
-    ({"index.mjs": "", "test/index.mjs": ""}, "node", "node --test"),
-    ({"Cargo.toml": "[package]\n"}, "rust", "cargo test"),
-    ({"go.mod": "module x\n", "x.go": ""}, "go", "go test ./..."),
-    ({"pom.xml": "<project/>"}, "java", "mvn -q test"),
-    ({"build.gradle.kts": "", "gradlew": ""}, "java", "./gradlew test"),
-    ({"app.py": "", "tests/test_app.py": ""}, "python", "python -m pytest -q"),
-    ({"Makefile": "build:\n\ttrue\ntest:\n\t./check.sh\n", "check.sh": ""}, None, "make test"),
-    ({"README.md": "", "package.json": "{}", "index.js": ""}, "node", None),
-])
+@pytest.mark.parametrize(
+    "files, lang, command",
+    [
+        ({"package.json": json.dumps({"scripts": {"test": "jest"}})}, "node", "npm test"),
+        (
+            {
+                "package.json": json.dumps({"scripts": {"test": 'echo "Error: no test specified" && exit 1'}}),
+                "lib.test.js": "",
+            },
+            "node",
+            "node --test",
+        ),
+        ({"index.mjs": "", "test/index.mjs": ""}, "node", "node --test"),
+        ({"Cargo.toml": "[package]\n"}, "rust", "cargo test"),
+        ({"go.mod": "module x\n", "x.go": ""}, "go", "go test ./..."),
+        ({"pom.xml": "<project/>"}, "java", "mvn -q test"),
+        ({"build.gradle.kts": "", "gradlew": ""}, "java", "./gradlew test"),
+        ({"app.py": "", "tests/test_app.py": ""}, "python", "python -m pytest -q"),
+        ({"Makefile": "build:\n\ttrue\ntest:\n\t./check.sh\n", "check.sh": ""}, None, "make test"),
+        ({"README.md": "", "package.json": "{}", "index.js": ""}, "node", None),
+    ],
+)
 def test_language_and_test_command_per_ecosystem(tmp_path, files, lang, command):
     write(tmp_path, files)
     assert language(tmp_path) == lang
@@ -70,7 +83,9 @@ def test_language_and_test_command_per_ecosystem(tmp_path, files, lang, command)
 def test_agents_md_test_command_wins_and_prose_is_not_a_command(tmp_path):
     write(tmp_path, {"Cargo.toml": "[package]\n", "AGENTS.md": "# x\n\n## Tests\nTests live in `tests/`.\n"})
     assert project_test_command(tmp_path) == "cargo test", "a path in prose is not a command"
-    (tmp_path / "AGENTS.md").write_text("# x\n\n## Layout\nRun `ls`.\n\n## Testing\nRun them with `cargo test --all`.\n")
+    (tmp_path / "AGENTS.md").write_text(
+        "# x\n\n## Layout\nRun `ls`.\n\n## Testing\nRun them with `cargo test --all`.\n"
+    )
     assert project_test_command(tmp_path) == "cargo test --all"
     (tmp_path / "AGENTS.md").write_text("# x\n\n## How to test\n\n```sh\n$ make check\n```\n")
     assert project_test_command(tmp_path) == "make check"
@@ -85,10 +100,16 @@ def test_python_without_a_python_command_uses_python3(tmp_path, monkeypatch):
     assert project_test_command(tmp_path) == "python3 -m pytest -q"
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
-    assert project_test_command(tmp_path) == "python -m pytest -q", "the .venv's python comes first on the commands' PATH"
+    assert project_test_command(tmp_path) == "python -m pytest -q", (
+        "the .venv's python comes first on the commands' PATH"
+    )
     policy = command_policy(SandboxPolicy(), tmp_path)
-    assert policy.env["PATH"].startswith(f"{tmp_path.resolve()}/.venv/bin:") and policy.env["PATH"].endswith("/usr/bin:/bin")
-    assert command_policy(SandboxPolicy(), tmp_path / "elsewhere") == SandboxPolicy(env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert policy.env["PATH"].startswith(f"{tmp_path.resolve()}/.venv/bin:") and policy.env["PATH"].endswith(
+        "/usr/bin:/bin"
+    )
+    assert command_policy(SandboxPolicy(), tmp_path / "elsewhere") == SandboxPolicy(
+        env={"PYTHONDONTWRITEBYTECODE": "1"}
+    )
 
 
 def test_new_project_language_from_the_request():
@@ -110,8 +131,16 @@ def test_draft_describes_layout_languages_tests_and_conventions(tmp_path):
     (tmp_path / "build" / "junk.js").write_text("")
     text = draft_agents_md(tmp_path)
     assert text.startswith(f"# {tmp_path.name}\n")
-    for line in ["- `src/`", "- `tests/`", "- `pyproject.toml`", "- `Makefile`", "Python (2 files)",
-                 "Run the tests with `python -m pytest -q`", "pyproject.toml", "A Makefile defines common tasks"]:
+    for line in [
+        "- `src/`",
+        "- `tests/`",
+        "- `pyproject.toml`",
+        "- `Makefile`",
+        "Python (2 files)",
+        "Run the tests with `python -m pytest -q`",
+        "pyproject.toml",
+        "A Makefile defines common tasks",
+    ]:
         assert line in text
     assert "build" not in text.split("## Layout")[1].split("##")[0] and "JavaScript" not in text
 
@@ -139,10 +168,13 @@ def test_write_refuses_to_overwrite_unless_forced(tmp_path):
 
 @pytest.mark.slow
 @needs_bwrap
-@pytest.mark.parametrize("files, broken, command", [
-    (NODE_PROJECT, ("sum.js", "a - b"), "npm test"),
-    (RUST_CRATE, ("src/lib.rs", "a - b"), "cargo test"),
-])
+@pytest.mark.parametrize(
+    "files, broken, command",
+    [
+        (NODE_PROJECT, ("sum.js", "a - b"), "npm test"),
+        (RUST_CRATE, ("src/lib.rs", "a - b"), "cargo test"),
+    ],
+)
 def test_real_toolchains_verify_node_and_rust_projects(tmp_path, files, broken, command):
     write(tmp_path, files)
     passing = run_project_tests(tmp_path, Config())
@@ -159,11 +191,18 @@ def test_a_stock_path_gets_a_venv_with_pytest_and_no_network_for_other_commands(
     """PATH=/usr/bin:/bin: no `python`, and python3 has no pytest. The set-up makes .venv with pytest; the
     install may use the network (that step only); the project's tests then pass with `python -m pytest`."""
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    write(tmp_path, {"calc.py": "def add(a, b):\n    return a + b\n",
-                     "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"})
+    write(
+        tmp_path,
+        {
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        },
+    )
     report = setup_environment(tmp_path, "python", SandboxPolicy())
     assert report.problem is None and python_env(tmp_path) == tmp_path / ".venv", report
-    assert report.installed[0] == ".venv (python3 -m venv .venv)" and report.installed[1].startswith("pytest into .venv")
+    assert report.installed[0] == ".venv (python3 -m venv .venv)" and report.installed[1].startswith(
+        "pytest into .venv"
+    )
     assert [s.command for s in report.steps if s.network] in ([], [report.steps[-1].command])
     assert "pip install" in report.steps[-1].command
     outcome = run_project_tests(tmp_path, Config())
@@ -193,9 +232,13 @@ def test_node_dependencies_are_installed_then_served_from_the_cache_offline(tmp_
     assert report.problem is None and (first / "node_modules" / "is-number").is_dir(), report
     assert [s.command for s in report.steps if s.network] in ([], ["npm install --ignore-scripts --no-audit --no-fund"])
     offline = setup_environment(second, "node", SandboxPolicy(), offline=True)
-    assert offline.installed == ["node_modules (npm install), from local files"] and not any(s.network for s in offline.steps)
+    assert offline.installed == ["node_modules (npm install), from local files"] and not any(
+        s.network for s in offline.steps
+    )
     assert setup_environment(second, "node", SandboxPolicy()).steps == [], "installed already: nothing to do"
-    assert setup_environment(write(tmp_path / "c", NODE_PROJECT), "node", SandboxPolicy()).steps == [], "no dependencies"
+    assert setup_environment(write(tmp_path / "c", NODE_PROJECT), "node", SandboxPolicy()).steps == [], (
+        "no dependencies"
+    )
 
 
 @needs_bwrap

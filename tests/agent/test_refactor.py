@@ -25,13 +25,19 @@ INSTRUCTION = "Rename the function calc_total to compute_total everywhere (defin
 SHOP = {
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
     "shop/pricing.py": "def calc_total(prices, tax=0.0):\n    return round(sum(prices) * (1 + tax), 2)\n",
-    "shop/cart.py": ("from shop.pricing import calc_total\n\n\nclass Cart:\n    def __init__(self, tax=0.0):\n"
-                     "        self.items = []\n        self.tax = tax\n\n    def add(self, price):\n"
-                     "        self.items.append(price)\n\n    def total(self):\n        return calc_total(self.items, self.tax)\n"),
-    "tests/test_pricing.py": ("from shop.pricing import calc_total\n\n\ndef test_total():\n"
-                              "    assert calc_total([1, 2]) == 3\n    assert calc_total([10], tax=0.5) == 15\n"),
-    "tests/test_cart.py": ("from shop.cart import Cart\n\n\ndef test_cart_total():\n    cart = Cart(tax=0.1)\n"
-                           "    cart.add(10)\n    cart.add(20)\n    assert cart.total() == 33\n"),
+    "shop/cart.py": (
+        "from shop.pricing import calc_total\n\n\nclass Cart:\n    def __init__(self, tax=0.0):\n"
+        "        self.items = []\n        self.tax = tax\n\n    def add(self, price):\n"
+        "        self.items.append(price)\n\n    def total(self):\n        return calc_total(self.items, self.tax)\n"
+    ),
+    "tests/test_pricing.py": (
+        "from shop.pricing import calc_total\n\n\ndef test_total():\n"
+        "    assert calc_total([1, 2]) == 3\n    assert calc_total([10], tax=0.5) == 15\n"
+    ),
+    "tests/test_cart.py": (
+        "from shop.cart import Cart\n\n\ndef test_cart_total():\n    cart = Cart(tax=0.1)\n"
+        "    cart.add(10)\n    cart.add(20)\n    assert cart.total() == 33\n"
+    ),
 }
 OLD_FILES = ["shop/pricing.py", "shop/cart.py", "tests/test_pricing.py"]
 
@@ -56,14 +62,18 @@ def rename_replies(files=OLD_FILES) -> list[str]:
 
 def rewrite_replies(files: dict[str, str], old: str, new: str) -> list[str]:
     """The scripted model's replies: rewrite each file that has `old`, with `new` instead, then finish."""
-    writes = "".join(f"<write_file>\n<path>{path}</path>\n<content>\n{text.replace(old, new)}</content>\n</write_file>\n"
-                     for path, text in files.items() if old in text)
+    writes = "".join(
+        f"<write_file>\n<path>{path}</path>\n<content>\n{text.replace(old, new)}</content>\n</write_file>\n"
+        for path, text in files.items()
+        if old in text
+    )
     return [f"I will rename {old} in every file.\n{writes}", "<finish><summary>renamed</summary></finish>"]
 
 
 def run_tests(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=path,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=path, capture_output=True, text=True
+    )
 
 
 def files_on(repo: git.Repo, ref: str) -> dict[str, bytes]:
@@ -93,8 +103,16 @@ def check_report_is_true(report, start: dict[str, str]) -> None:
 @pytest.fixture
 def shops(tmp_path):
     paths = []
-    for name, extra in [("good", None), ("legacy", {"tests/test_legacy.py": "from shop.pricing import calc_total\n\n\n"
-                                                    "def test_legacy():\n    assert calc_total([]) == 0\n"})]:
+    for name, extra in [
+        ("good", None),
+        (
+            "legacy",
+            {
+                "tests/test_legacy.py": "from shop.pricing import calc_total\n\n\n"
+                "def test_legacy():\n    assert calc_total([]) == 0\n"
+            },
+        ),
+    ]:
         (tmp_path / name).mkdir()
         make_shop(tmp_path / name, extra)
         paths.append(tmp_path / name)
@@ -127,7 +145,9 @@ def test_attempts_that_were_all_undone_are_a_failure_not_unchanged(scripted, sho
     """The legacy shop's change fails its tests; the next attempt starts from the undone state and changes
     nothing: the repo failed (its attempts stay inspectable), it was not left alone."""
     before = files_on(git.Repo(shops[1]), "main")
-    report = refactor(INSTRUCTION, shops[1:], Config(max_steps=12, attempts=2), backends=lambda: scripted(rename_replies()))
+    report = refactor(
+        INSTRUCTION, shops[1:], Config(max_steps=12, attempts=2), backends=lambda: scripted(rename_replies())
+    )
     (legacy,) = report.repos
     assert legacy.status == "failed" and "no attempt passed" in legacy.reason, legacy
     repo = git.Repo(legacy.repo)
@@ -139,11 +159,21 @@ def test_attempts_that_were_all_undone_are_a_failure_not_unchanged(scripted, sho
 def test_custom_verify_command_and_unchanged_repos(scripted, shops):
     start = {str(p): git.Repo(p).head.commit.hexsha for p in shops}
     verify = "grep -rq compute_total shop && ! grep -rq calc_total shop"
-    report = refactor(INSTRUCTION, shops[:1], Config(max_steps=3), verify=verify,
-                      backends=lambda: scripted(rename_replies(["shop/pricing.py", "shop/cart.py"])))
+    report = refactor(
+        INSTRUCTION,
+        shops[:1],
+        Config(max_steps=3),
+        verify=verify,
+        backends=lambda: scripted(rename_replies(["shop/pricing.py", "shop/cart.py"])),
+    )
     assert report.repos[0].status == "passed" and report.verify == verify
     assert run_tests(shops[0]).returncode == 0, "main still has its passing tests"
-    idle = refactor(INSTRUCTION, shops[1:], Config(max_steps=3), backends=lambda: scripted(["<finish><summary>nothing</summary></finish>"]))
+    idle = refactor(
+        INSTRUCTION,
+        shops[1:],
+        Config(max_steps=3),
+        backends=lambda: scripted(["<finish><summary>nothing</summary></finish>"]),
+    )
     assert idle.repos[0].status == "unchanged" and idle.repos[0].files == []
     check_report_is_true(report, start)
     check_report_is_true(idle, start)
@@ -154,11 +184,14 @@ def test_a_dirty_repo_gets_its_work_back_and_errors_are_reported(scripted, shops
     good = shops[0]
     (good / "shop" / "pricing.py").write_text(SHOP["shop/pricing.py"] + "# my note\n")
     (good / "scratch.txt").write_text("mine\n")
-    report = refactor(INSTRUCTION, [good, tmp_path / "missing"], Config(max_steps=3),
-                      backends=lambda: scripted(rename_replies()))
+    report = refactor(
+        INSTRUCTION, [good, tmp_path / "missing"], Config(max_steps=3), backends=lambda: scripted(rename_replies())
+    )
     ok, missing = report.repos
     assert ok.status == "passed" and any("restored on main" in n for n in ok.notes)
-    assert (good / "shop" / "pricing.py").read_text().endswith("# my note\n") and (good / "scratch.txt").read_text() == "mine\n"
+    assert (good / "shop" / "pricing.py").read_text().endswith("# my note\n") and (
+        good / "scratch.txt"
+    ).read_text() == "mine\n"
     assert b"# my note" not in files_on(git.Repo(good), ok.branch)["shop/pricing.py"]
     assert missing.status == "error" and "not a git repository" in missing.reason
 
@@ -214,33 +247,56 @@ def test_refactor_cli_runs_the_repos_and_writes_the_report(scripted, shops, tmp_
 
     monkeypatch.setattr(agent.refactor, "_backends", scripted_backends)
     (tmp_path / "repos.txt").write_text("legacy\n")
-    result = CliRunner().invoke(app, ["refactor", INSTRUCTION, "--repos", str(shops[0]), "--repos-file",
-                                      str(tmp_path / "repos.txt"), "--max-steps", "3", "--report", str(tmp_path / "rep"),
-                                      "--json"], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "refactor",
+            INSTRUCTION,
+            "--repos",
+            str(shops[0]),
+            "--repos-file",
+            str(tmp_path / "repos.txt"),
+            "--max-steps",
+            "3",
+            "--report",
+            str(tmp_path / "rep"),
+            "--json",
+        ],
+        env={"COLUMNS": "200"},
+    )
     assert result.exit_code == 0, result.output
-    assert "good: passed" in result.output and "legacy: failed" in result.output and "1 passed, 1 failed" in result.output
+    assert (
+        "good: passed" in result.output and "legacy: failed" in result.output and "1 passed, 1 failed" in result.output
+    )
     assert json.loads((tmp_path / "rep" / "report.json").read_text())["repos"][1]["status"] == "failed"
 
 
 NODE_SHOP = {
     "package.json": json.dumps({"name": "shop", "version": "1.0.0", "scripts": {"test": "node --test"}}),
     "pricing.js": "function calcTotal(prices) {\n  return prices.reduce((a, b) => a + b, 0);\n}\n\nmodule.exports = { calcTotal };\n",
-    "pricing.test.js": ("const test = require('node:test');\nconst assert = require('node:assert');\n"
-                        "const { calcTotal } = require('./pricing');\n\ntest('total', () => assert.strictEqual(calcTotal([1, 2]), 3));\n"),
+    "pricing.test.js": (
+        "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        "const { calcTotal } = require('./pricing');\n\ntest('total', () => assert.strictEqual(calcTotal([1, 2]), 3));\n"
+    ),
 }
 RUST_SHOP = {
     ".gitignore": "target/\n",
     "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
-    "src/lib.rs": ("pub fn calc_total(prices: &[i64]) -> i64 {\n    prices.iter().sum()\n}\n\n#[cfg(test)]\nmod tests {\n"
-                   "    use super::*;\n\n    #[test]\n    fn total() {\n        assert_eq!(calc_total(&[1, 2]), 3);\n    }\n}\n"),
+    "src/lib.rs": (
+        "pub fn calc_total(prices: &[i64]) -> i64 {\n    prices.iter().sum()\n}\n\n#[cfg(test)]\nmod tests {\n"
+        "    use super::*;\n\n    #[test]\n    fn total() {\n        assert_eq!(calc_total(&[1, 2]), 3);\n    }\n}\n"
+    ),
 }
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("files, old, new, command", [
-    (NODE_SHOP, "calcTotal", "computeTotal", "npm test"),
-    (RUST_SHOP, "calc_total", "compute_total", "cargo test"),
-])
+@pytest.mark.parametrize(
+    "files, old, new, command",
+    [
+        (NODE_SHOP, "calcTotal", "computeTotal", "npm test"),
+        (RUST_SHOP, "calc_total", "compute_total", "cargo test"),
+    ],
+)
 def test_node_and_rust_repos_are_verified_with_their_own_test_command(scripted, tmp_path, files, old, new, command):
     """Real node/cargo under the sandbox; before agent/project.py these repos failed with 'no verification
     command found'. A rename verifies and is committed; a change that breaks the tests is not."""
@@ -249,11 +305,17 @@ def test_node_and_rust_repos_are_verified_with_their_own_test_command(scripted, 
         path.mkdir()
         make_repo(path, files)
     start = {str(p): git.Repo(p).head.commit.hexsha for p in (good, broken)}
-    report = refactor(f"Rename {old} to {new}.", [good], Config(max_steps=3),
-                      backends=lambda: scripted(rewrite_replies(files, old, new)))
+    report = refactor(
+        f"Rename {old} to {new}.",
+        [good],
+        Config(max_steps=3),
+        backends=lambda: scripted(rewrite_replies(files, old, new)),
+    )
     assert report.repos[0].status == "passed" and report.repos[0].verify.command == command, report.repos[0]
     wrong = {path: text.replace("+ b", "- b").replace(".sum()", ".product()") for path, text in files.items()}
-    failed = refactor("Break it.", [broken], Config(max_steps=2), backends=lambda: scripted(rewrite_replies(wrong, "", "")))
+    failed = refactor(
+        "Break it.", [broken], Config(max_steps=2), backends=lambda: scripted(rewrite_replies(wrong, "", ""))
+    )
     outcome = failed.repos[0]
     assert outcome.status == "failed" and outcome.reason == f"`{command}` fails", outcome
     check_report_is_true(report, start)
@@ -264,14 +326,18 @@ E2E_CONFIG = Config(n_ctx=8192, max_steps=8, command_timeout=60)
 E2E_VERIFY = "python -m pytest -q && ! grep -rn --include='*.py' calc_total ."  # tests pass, no old name left
 E2E_VARIANTS = {  # three small shops that use calc_total in different ways
     "shop_a": {},
-    "shop_b": {"shop/receipt.py": "from shop.pricing import calc_total\n\n\ndef receipt(prices):\n"
-                                  "    return f\"Total: {calc_total(prices):.2f}\"\n",
-               "tests/test_receipt.py": "from shop.receipt import receipt\n\n\ndef test_receipt():\n"
-                                        "    assert receipt([1, 2]) == \"Total: 3.00\"\n"},
-    "shop_c": {"shop/cart.py": "from shop import pricing\n\n\nclass Cart:\n    def __init__(self, tax=0.0):\n"
-                               "        self.items = []\n        self.tax = tax\n\n    def add(self, price):\n"
-                               "        self.items.append(price)\n\n    def total(self):\n"
-                               "        return pricing.calc_total(self.items, self.tax)\n"},
+    "shop_b": {
+        "shop/receipt.py": "from shop.pricing import calc_total\n\n\ndef receipt(prices):\n"
+        '    return f"Total: {calc_total(prices):.2f}"\n',
+        "tests/test_receipt.py": "from shop.receipt import receipt\n\n\ndef test_receipt():\n"
+        '    assert receipt([1, 2]) == "Total: 3.00"\n',
+    },
+    "shop_c": {
+        "shop/cart.py": "from shop import pricing\n\n\nclass Cart:\n    def __init__(self, tax=0.0):\n"
+        "        self.items = []\n        self.tax = tax\n\n    def add(self, price):\n"
+        "        self.items.append(price)\n\n    def total(self):\n"
+        "        return pricing.calc_total(self.items, self.tax)\n"
+    },
 }
 
 
@@ -295,8 +361,11 @@ def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
             return None
 
         def on_repo_done(self, outcome):
-            print(f"{Path(outcome.repo).name}: {outcome.status} ({outcome.reason}) steps={outcome.steps} "
-                  f"tokens={outcome.prompt_tokens}/{outcome.completion_tokens} time={outcome.seconds:.0f}s", flush=True)
+            print(
+                f"{Path(outcome.repo).name}: {outcome.status} ({outcome.reason}) steps={outcome.steps} "
+                f"tokens={outcome.prompt_tokens}/{outcome.completion_tokens} time={outcome.seconds:.0f}s",
+                flush=True,
+            )
 
     report = refactor(INSTRUCTION, paths, E2E_CONFIG, verify=E2E_VERIFY, parallel=2, events=Events())
     json_path, md_path = write_report(report, tmp_path / "report")
@@ -353,8 +422,10 @@ def test_parallel_repos_share_one_llama_server_with_slots(engine, qwen_path, tmp
     report = refactor(INSTRUCTION, paths, config, parallel=2, events=Events())
     assert report.parallel == 2 and report.backend == "profile qwen-cpu, 2 slot(s)"
     assert max(s[0] for s in spans.values()) < min(s[1] for s in spans.values()), "the repos ran at the same time"
-    logs = sorted((Path(platformdirs.user_state_dir("dflash-agent")) / "logs").glob("llama-server-qwen-cpu-*.log"),
-                  key=lambda p: p.stat().st_mtime)
+    logs = sorted(
+        (Path(platformdirs.user_state_dir("dflash-agent")) / "logs").glob("llama-server-qwen-cpu-*.log"),
+        key=lambda p: p.stat().st_mtime,
+    )
     assert " -np 2 " in logs[-1].read_text().splitlines()[0] and f"--ctx-size {2 * 8192}" in logs[-1].read_text()
     assert all(r.steps >= 1 for r in report.repos)
     check_report_is_true(report, start)

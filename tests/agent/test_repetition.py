@@ -1,24 +1,51 @@
 from agent.repetition import RepetitionGuard, repeats_line_shapes, repeats_verbatim
 
-VARIED_TESTS = "\n".join([
-    "def test_add():", "    assert add(1, 2) == 3", "def test_sub():", "    assert sub(5, 3) == 2",
-    "def test_mul():", "    assert mul(2, 4) == 8", "def test_div():", "    assert div(9, 3) == 3",
-    "def test_zero():", "    with pytest.raises(ZeroDivisionError):", "        div(1, 0)",
-    "def test_neg():", "    assert add(-1, -1) == -2", "class TestRoman:", "    def test_one(self):",
-    "        assert to_roman(1) == 'I'", "    def test_four(self):", "        assert to_roman(4) == 'IV'",
-    "    def test_nine(self):", "        assert to_roman(9) == 'IX'", "    def test_big(self):",
-    "        assert to_roman(1994) == 'MCMXCIV'", "    def test_bad(self):",
-    "        with pytest.raises(ValueError):", "            to_roman(0)", "def helper(x):", "    return x * 2",
-    "if __name__ == '__main__':", "    print(helper(3))", "    print(add(1, 1))", "    main()", "",
-])
-LOOPING_TESTS = "def test_to_roman():\n" + "".join(f"    assert to_roman({n}) == '{'I' * (n % 4)}'\n" for n in range(1, 60))
+VARIED_TESTS = "\n".join(
+    [
+        "def test_add():",
+        "    assert add(1, 2) == 3",
+        "def test_sub():",
+        "    assert sub(5, 3) == 2",
+        "def test_mul():",
+        "    assert mul(2, 4) == 8",
+        "def test_div():",
+        "    assert div(9, 3) == 3",
+        "def test_zero():",
+        "    with pytest.raises(ZeroDivisionError):",
+        "        div(1, 0)",
+        "def test_neg():",
+        "    assert add(-1, -1) == -2",
+        "class TestRoman:",
+        "    def test_one(self):",
+        "        assert to_roman(1) == 'I'",
+        "    def test_four(self):",
+        "        assert to_roman(4) == 'IV'",
+        "    def test_nine(self):",
+        "        assert to_roman(9) == 'IX'",
+        "    def test_big(self):",
+        "        assert to_roman(1994) == 'MCMXCIV'",
+        "    def test_bad(self):",
+        "        with pytest.raises(ValueError):",
+        "            to_roman(0)",
+        "def helper(x):",
+        "    return x * 2",
+        "if __name__ == '__main__':",
+        "    print(helper(3))",
+        "    print(add(1, 1))",
+        "    main()",
+        "",
+    ]
+)
+LOOPING_TESTS = "def test_to_roman():\n" + "".join(
+    f"    assert to_roman({n}) == '{'I' * (n % 4)}'\n" for n in range(1, 60)
+)
 
 
 def stream(text: str) -> int | None:
     """Feed `text` in 8-character pieces; the offset where the guard cut, or None."""
     guard = RepetitionGuard()
     for start in range(0, len(text), 8):
-        if guard.feed(text[start:start + 8]):
+        if guard.feed(text[start : start + 8]):
             return start + 8
     return None
 

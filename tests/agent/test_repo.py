@@ -127,8 +127,13 @@ def test_an_unfinished_operation_is_named_with_its_fix(repo, tmp_path, state):
     repo.git.checkout("-q", base)
     (tmp_path / "a.py").write_text("a = 'mine'\n")
     repo.git.commit("-qam", "mine")
-    fix = {"merge": "git merge --abort", "rebase": "git rebase --abort", "cherry-pick": "git cherry-pick --abort",
-           "revert": "git revert --abort", "conflict": "resolve them"}[state]
+    fix = {
+        "merge": "git merge --abort",
+        "rebase": "git rebase --abort",
+        "cherry-pick": "git cherry-pick --abort",
+        "revert": "git revert --abort",
+        "conflict": "resolve them",
+    }[state]
     with pytest.raises(git.GitCommandError):
         if state == "merge":
             repo.git.merge("--no-edit", "other")
@@ -168,8 +173,16 @@ def test_a_committed_submodule_is_never_entered(repo, tmp_path, traps):
     sub.index.commit("sub", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
     plain = git.Repo(tmp_path).git
     plain.add("sub")  # recorded as a gitlink, as `git submodule add` would
-    plain.commit("-qm", "with a submodule", env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                                                  "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    plain.commit(
+        "-qm",
+        "with a submodule",
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
     with sub.config_writer() as config:
         config.set_value("core", "fsmonitor", f"{traps.cmd('fsmonitor')}; false")
         config.set_value('filter "evil"', "clean", f"{traps.cmd('clean')}; cat")

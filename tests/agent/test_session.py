@@ -41,7 +41,9 @@ def test_sessions_are_listed_newest_first_with_how_they_ended(repo, tmp_path, sc
     assert shown.exit_code == 0 and found[0].id in shown.output and "step_limit" in shown.output
     narrow = runner.invoke(app, ["sessions", "list"], env={"COLUMNS": "80"})
     assert found[0].id in narrow.output and found[1].id in narrow.output, "an id is never cut on a narrow terminal"
-    assert found[0].path == find_session(found[0].id) == find_session(found[0].id[:-3]) == find_session(second.transcript)
+    assert (
+        found[0].path == find_session(found[0].id) == find_session(found[0].id[:-3]) == find_session(second.transcript)
+    )
 
 
 def test_a_session_cut_by_a_crash_is_listed_as_unfinished(repo, scripted):

@@ -45,8 +45,12 @@ def test_new_project_reports_and_commits_what_was_built(tmp_path, qwen_path, mon
     assert ".gitignore" in committed and "temperature.py" in committed
     assert not repo.is_dirty(untracked_files=True)
     assert result.setup and result.setup.installed[0] == ".venv (python3 -m venv .venv)"
-    tests = subprocess.run([str(target / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                           cwd=target, capture_output=True, text=True)
+    tests = subprocess.run(
+        [str(target / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=target,
+        capture_output=True,
+        text=True,
+    )
     has_tests = any(p.startswith("test_") for p in committed)
     assert (result.tests is not None) == has_tests
     if result.tests is not None:
@@ -66,10 +70,13 @@ def test_run_cli_changes_an_existing_repo_and_prints_json(tmp_path, qwen_path):
     repo.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
     env = dict(os.environ, DFLASH_AGENT_N_CTX="8192", DFLASH_AGENT_MAX_STEPS="10")
     agent = os.path.join(os.path.dirname(sys.executable), "agent")
-    task = ("In prices.py add a function with_tax(prices, rate) that returns total(prices) * (1 + rate). "
-            "Check it with: python -c \"from prices import with_tax; print(with_tax([10, 20], 0.5))\"")
-    proc = subprocess.run([agent, "run", task, "--repo", str(repo_dir), "--json"], capture_output=True, text=True,
-                          env=env, timeout=900)
+    task = (
+        "In prices.py add a function with_tax(prices, rate) that returns total(prices) * (1 + rate). "
+        'Check it with: python -c "from prices import with_tax; print(with_tax([10, 20], 0.5))"'
+    )
+    proc = subprocess.run(
+        [agent, "run", task, "--repo", str(repo_dir), "--json"], capture_output=True, text=True, env=env, timeout=900
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     # What holds at any seed: the report is the repository's truth. Whether with_tax is right is a pass rate
@@ -82,17 +89,24 @@ def test_run_cli_changes_an_existing_repo_and_prints_json(tmp_path, qwen_path):
     if "prices.py" in changed:
         assert "prices.py" in report["diff_stat"]
     if report["run"]["status"] == "finished" and "with_tax" in (repo_dir / "prices.py").read_text():
-        check = subprocess.run([sys.executable, "-c", "from prices import with_tax; print(with_tax([10, 20], 0.5))"],
-                               cwd=repo_dir, capture_output=True, text=True)
+        check = subprocess.run(
+            [sys.executable, "-c", "from prices import with_tax; print(with_tax([10, 20], 0.5))"],
+            cwd=repo_dir,
+            capture_output=True,
+            text=True,
+        )
         assert check.returncode == 0 or "Error" in check.stderr
 
 
-NODE_PROMPT = "A small Node.js module slug.js exporting slugify(text): lowercase, words joined by '-'. Tests with node --test."
+NODE_PROMPT = (
+    "A small Node.js module slug.js exporting slugify(text): lowercase, words joined by '-'. Tests with node --test."
+)
 RUST_PROMPT = "A Rust crate with a public function fib(n: u64) -> u64 (fib(0) = 0, fib(1) = 1) and unit tests."
 
 
-@pytest.mark.parametrize("prompt, command, source", [(NODE_PROMPT, "npm test", "slug.js"),
-                                                     (RUST_PROMPT, "cargo test", "src/lib.rs")])
+@pytest.mark.parametrize(
+    "prompt, command, source", [(NODE_PROMPT, "npm test", "slug.js"), (RUST_PROMPT, "cargo test", "src/lib.rs")]
+)
 def test_new_project_in_node_and_rust(tmp_path, qwen_path, prompt, command, source):
     """The real model builds a Node module and a Rust crate; what holds at any seed: the project's own test
     command judged it (run again here with the real toolchain, outside the agent, with the same verdict),

@@ -18,12 +18,16 @@ pytestmark = pytest.mark.skipif(not BWRAP.ok, reason=f"no usable bubblewrap here
 
 FINISH = "<finish><summary>built it</summary></finish>"
 NO_NETWORK = "python3 -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=5)\" || echo NO-NETWORK"
-CALC = {"calc.py": "def add(a, b):\n    return a + b\n",
-        "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
+CALC = {
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
 
 
 def reply(files: dict[str, str], *commands: str) -> str:
-    writes = "".join(f"<write_file>\n<path>{p}</path>\n<content>\n{t}</content>\n</write_file>\n" for p, t in files.items())
+    writes = "".join(
+        f"<write_file>\n<path>{p}</path>\n<content>\n{t}</content>\n</write_file>\n" for p, t in files.items()
+    )
     runs = "".join(f"<bash>\n<command>{c}</command>\n</bash>\n" for c in commands)
     return f"I will write the project and run its tests.\n{writes}{runs}"
 
@@ -37,8 +41,9 @@ def test_python_on_a_stock_path_gets_its_own_venv(tmp_path, monkeypatch, scripte
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `python`, and python3 has no pytest
     backend = scripted([reply(CALC, "python -m pytest -q", "which python", NO_NETWORK), FINISH])
     target = tmp_path / "calc"
-    result = new_project(target, "A Python module calc.py with add(a, b), with pytest tests.", Config(),
-                         backend=backend)
+    result = new_project(
+        target, "A Python module calc.py with add(a, b), with pytest tests.", Config(), backend=backend
+    )
     seen = observations(backend)
     assert "1 passed" in seen and f"{target}/.venv/bin/python" in seen, seen
     assert "NO-NETWORK" in seen, "the model's commands get no network, only the install step may"
@@ -53,14 +58,22 @@ def test_python_on_a_stock_path_gets_its_own_venv(tmp_path, monkeypatch, scripte
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("prompt, files, command, run", [
-    ("A small Node.js module sum.js exporting sum(a, b), tested with node --test.", NODE_PROJECT, "npm test",
-     "node --test"),
-    ("A Rust crate with a function sum(a, b).", RUST_CRATE, "cargo test", "cargo test"),
-])
+@pytest.mark.parametrize(
+    "prompt, files, command, run",
+    [
+        (
+            "A small Node.js module sum.js exporting sum(a, b), tested with node --test.",
+            NODE_PROJECT,
+            "npm test",
+            "node --test",
+        ),
+        ("A Rust crate with a function sum(a, b).", RUST_CRATE, "cargo test", "cargo test"),
+    ],
+)
 def test_node_and_rust_projects_are_tested_with_their_own_command(tmp_path, scripted, prompt, files, command, run):
-    backend = scripted(["I will check the tests first.\n<bash>\n<command>ls</command>\n</bash>", FINISH,
-                        reply(files, run), FINISH])
+    backend = scripted(
+        ["I will check the tests first.\n<bash>\n<command>ls</command>\n</bash>", FINISH, reply(files, run), FINISH]
+    )
     target = tmp_path / "proj"
     result = new_project(target, prompt, Config(), backend=backend)
     task = backend.calls[0]["messages"][1].content

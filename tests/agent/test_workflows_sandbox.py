@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not BWRAP.ok, reason=f"no usable bubblewrap here
 
 SECRET = "SECRET-KEY-MATERIAL-77e1"
 
-HOSTILE_TEST = '''\
+HOSTILE_TEST = """\
 import os
 import pathlib
 
@@ -43,7 +43,7 @@ def test_escape():
         hook.chmod(0o755)
     except OSError:
         pass
-'''
+"""
 
 
 @pytest.fixture

@@ -15,14 +15,32 @@ pytestmark = pytest.mark.model
 
 
 def test_short_bench_produces_consistent_table_json_and_chart(engine, qwen_path, tmp_path):
-    result = CliRunner().invoke(app, ["bench", "--profiles", "qwen-cpu,qwen-cpu-ngram", "--workloads", "edit,agent",
-                                      "--max-tokens", "48", "--out", str(tmp_path)], env={"COLUMNS": "300"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "--profiles",
+            "qwen-cpu,qwen-cpu-ngram",
+            "--workloads",
+            "edit,agent",
+            "--max-tokens",
+            "48",
+            "--out",
+            str(tmp_path),
+        ],
+        env={"COLUMNS": "300"},
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| edit-turn | qwen-cpu-ngram |" in (tmp_path / "bench.md").read_text()
     data = json.loads((tmp_path / "bench.json").read_text())
     report = BenchReport.model_validate(data)
-    assert {s.workload for s in report.samples} == {"edit-turn", "write-file-text", "write-file-native", "agent-session"}
+    assert {s.workload for s in report.samples} == {
+        "edit-turn",
+        "write-file-text",
+        "write-file-native",
+        "agent-session",
+    }
     assert {s.target for s in report.samples} == {"qwen-cpu", "qwen-cpu-ngram"}
     for raw, sample in zip(data["samples"], report.samples):
         assert 0 < sample.completion_tokens <= 48
@@ -38,19 +56,39 @@ def test_short_bench_produces_consistent_table_json_and_chart(engine, qwen_path,
     assert rows[("agent-session", "qwen-cpu")].history_reprocessed <= 3, "token-exact history: at most 1 per turn"
     for workload in ("edit-turn", "agent-session"):
         base, ngram = rows[(workload, "qwen-cpu")], rows[(workload, "qwen-cpu-ngram")]
-        assert base.speedup is None and ngram.speedup == pytest.approx(ngram.tokens_per_second / base.tokens_per_second, rel=0.01)
+        assert base.speedup is None and ngram.speedup == pytest.approx(
+            ngram.tokens_per_second / base.tokens_per_second, rel=0.01
+        )
         assert ngram.matches_baseline in (True, False)
     assert rows[("edit-turn", "qwen-cpu-ngram")].drafted, "re-emitting a file must give the n-gram drafter material"
 
 
 def test_summary_arithmetic_on_known_samples():
     def sample(target, tokens, ms, drafted=None, accepted=None, text="x"):
-        return Sample(target=target, workload="w", turn=0, repeat=0, text=text, tool_calls=0, prompt_tokens=10,
-                      cached_prompt_tokens=0, completion_tokens=tokens, prompt_ms=100, predicted_ms=ms, ttft_ms=120,
-                      wall_ms=ms + 100, draft_n=drafted, draft_accepted=accepted)
+        return Sample(
+            target=target,
+            workload="w",
+            turn=0,
+            repeat=0,
+            text=text,
+            tool_calls=0,
+            prompt_tokens=10,
+            cached_prompt_tokens=0,
+            completion_tokens=tokens,
+            prompt_ms=100,
+            predicted_ms=ms,
+            ttft_ms=120,
+            wall_ms=ms + 100,
+            draft_n=drafted,
+            draft_accepted=accepted,
+        )
 
-    report = BenchReport(baseline="base", temperature=0, repeat=1,
-                         samples=[sample("base", 100, 4000), sample("spec", 100, 2000, 80, 60, text="y")])
+    report = BenchReport(
+        baseline="base",
+        temperature=0,
+        repeat=1,
+        samples=[sample("base", 100, 4000), sample("spec", 100, 2000, 80, 60, text="y")],
+    )
     report.summarize()
     base, spec = report.rows
     assert (base.tokens_per_second, spec.tokens_per_second, spec.speedup) == (25.0, 50.0, 2.0)
@@ -59,26 +97,62 @@ def test_summary_arithmetic_on_known_samples():
 
 def test_history_reprocessed_counts_what_the_cache_lost():
     def turn(n, prompt, cached, completion):
-        return Sample(target="t", workload="w", turn=n, repeat=0, text="", tool_calls=0, prompt_tokens=prompt,
-                      cached_prompt_tokens=cached, completion_tokens=completion, prompt_ms=1, predicted_ms=1,
-                      ttft_ms=1, wall_ms=1, draft_n=None, draft_accepted=None)
+        return Sample(
+            target="t",
+            workload="w",
+            turn=n,
+            repeat=0,
+            text="",
+            tool_calls=0,
+            prompt_tokens=prompt,
+            cached_prompt_tokens=cached,
+            completion_tokens=completion,
+            prompt_ms=1,
+            predicted_ms=1,
+            ttft_ms=1,
+            wall_ms=1,
+            draft_n=None,
+            draft_accepted=None,
+        )
 
     # turn 1 adds 1000 - 800 - 150 = 50 tokens but processed 90: 40 tokens of history were lost
-    report = BenchReport(baseline="t", temperature=0, repeat=1,
-                         samples=[turn(0, 800, 0, 150), turn(1, 1000, 910, 20), turn(2, 1100, 1050, 5)])
+    report = BenchReport(
+        baseline="t",
+        temperature=0,
+        repeat=1,
+        samples=[turn(0, 800, 0, 150), turn(1, 1000, 910, 20), turn(2, 1100, 1050, 5)],
+    )
     report.summarize()
     assert report.rows[0].history_reprocessed == 40  # turn 2 added 80 and processed 50: nothing lost
 
 
 def test_speedup_range_pairs_each_round_with_the_baselines_same_round():
     def sample(target, repeat, ms):
-        return Sample(target=target, workload="w", turn=0, repeat=repeat, text="", tool_calls=0, prompt_tokens=1,
-                      cached_prompt_tokens=0, completion_tokens=100, prompt_ms=1, predicted_ms=ms, ttft_ms=1,
-                      wall_ms=ms, draft_n=None, draft_accepted=None)
+        return Sample(
+            target=target,
+            workload="w",
+            turn=0,
+            repeat=repeat,
+            text="",
+            tool_calls=0,
+            prompt_tokens=1,
+            cached_prompt_tokens=0,
+            completion_tokens=100,
+            prompt_ms=1,
+            predicted_ms=ms,
+            ttft_ms=1,
+            wall_ms=ms,
+            draft_n=None,
+            draft_accepted=None,
+        )
 
     # round 0 is slow for both (machine drift): paired, the speedups are 1.0 and 2.0
-    report = BenchReport(baseline="base", temperature=0, repeat=2, samples=[
-        sample("base", 0, 4000), sample("spec", 0, 4000), sample("base", 1, 2000), sample("spec", 1, 1000)])
+    report = BenchReport(
+        baseline="base",
+        temperature=0,
+        repeat=2,
+        samples=[sample("base", 0, 4000), sample("spec", 0, 4000), sample("base", 1, 2000), sample("spec", 1, 1000)],
+    )
     report.summarize()
     base, spec = report.rows
     assert base.speedup_range is None and spec.speedup_range == (1.0, 2.0)

@@ -77,8 +77,10 @@ def test_a_reply_cut_by_on_text_stops_there_and_the_next_turn_still_reuses_the_c
         pieces.append(delta)
         return len(pieces) >= 5
 
-    messages = [Message(role="system", content="You are a coding assistant."),
-                Message(role="user", content="Write a Python function that sorts a list with bubble sort.")]
+    messages = [
+        Message(role="system", content="You are a coding assistant."),
+        Message(role="user", content="Write a Python function that sorts a list with bubble sort."),
+    ]
     cut = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=200), on_text=cut_after_five)
     assert cut.finish_reason == CUT and cut.text == "".join(pieces) and len(pieces) == 5
     assert cut.timings.completion_tokens <= 8

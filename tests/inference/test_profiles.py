@@ -21,14 +21,19 @@ GUIDE_DFLASH = (
     "-b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock --no-host --metrics "
     "--log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
 )
-PATHS = {"gemma4-31b": Path("gemma-4-31B-it-Q4_K_S.gguf"), "gemma4-31b-dflash": Path("gemma4-31b-it-dflash-Q5_K_M.gguf"),
-         "qwen2.5-coder-1.5b": Path("/m/q15.gguf"), "qwen2.5-coder-0.5b": Path("/m/q05.gguf")}
+PATHS = {
+    "gemma4-31b": Path("gemma-4-31B-it-Q4_K_S.gguf"),
+    "gemma4-31b-dflash": Path("gemma4-31b-it-dflash-Q5_K_M.gguf"),
+    "qwen2.5-coder-1.5b": Path("/m/q15.gguf"),
+    "qwen2.5-coder-0.5b": Path("/m/q05.gguf"),
+}
 
 
 def beellama_caps() -> Capabilities:
     flags = {t for t in (GUIDE_BASELINE + " " + GUIDE_DFLASH).split() if t.startswith("-")}
-    return Capabilities(flags=sorted(flags), spec_types=["none", "ngram-mod", "dflash"],
-                        cache_types=["f16", "q8_0", "q5_0", "q4_1"])
+    return Capabilities(
+        flags=sorted(flags), spec_types=["none", "ngram-mod", "dflash"], cache_types=["f16", "q8_0", "q5_0", "q4_1"]
+    )
 
 
 def test_gemma_profiles_render_exactly_the_guide_commands():
@@ -51,8 +56,13 @@ def test_refuses_flags_the_engine_lacks():
     with pytest.raises(ProfileError, match=r"needs --kv-unified.*agent engine build"):
         render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, PATHS, "127.0.0.1", 1)
     with pytest.raises(ProfileError, match="cache type turbo3"):
-        render(BUILTIN_PROFILES["gemma4-31b"].model_copy(update={"cache_type_k": "turbo3"}), beellama_caps(),
-               PATHS, "127.0.0.1", 1)
+        render(
+            BUILTIN_PROFILES["gemma4-31b"].model_copy(update={"cache_type_k": "turbo3"}),
+            beellama_caps(),
+            PATHS,
+            "127.0.0.1",
+            1,
+        )
 
 
 def test_classic_draft_is_refused_on_beellama_and_dflash_on_plain_engines(engine):
@@ -68,16 +78,20 @@ def test_cpu_profiles_render_on_the_built_engine(engine):
         args = render(BUILTIN_PROFILES[name], engine.capabilities, PATHS, "127.0.0.1", 9000)
         assert args[:2] == ["-m", "/m/q15.gguf"] and "--host" in args and "127.0.0.1" in args
     ngram = render(BUILTIN_PROFILES["qwen-cpu-ngram"], engine.capabilities, PATHS, "127.0.0.1", 9000)
-    assert " ".join(ngram[2:10]) == ("--spec-type ngram-simple --spec-ngram-simple-size-n 16 "
-                                     "--spec-ngram-simple-size-m 48 --spec-ngram-simple-adapt-min 8")
+    assert " ".join(ngram[2:10]) == (
+        "--spec-type ngram-simple --spec-ngram-simple-size-n 16 "
+        "--spec-ngram-simple-size-m 48 --spec-ngram-simple-adapt-min 8"
+    )
     draft = render(BUILTIN_PROFILES["qwen-cpu-draft"], engine.capabilities, PATHS, "127.0.0.1", 9000)
     assert draft[2:6] == ["--spec-draft-model", "/m/q05.gguf", "--spec-type", "draft-simple"]
 
 
 def test_adaptive_ngram_needs_our_engine_patch():
-    upstream = parse_help("--spec-type none,ngram-simple\n-m FNAME\n--spec-ngram-simple-size-n N\n"
-                          "--spec-ngram-simple-size-m N\n--host\n--port\n-np\n-b\n-ub\n--ctx-size\n--jinja\n"
-                          "--metrics\n--log-timestamps\n--log-prefix\n")
+    upstream = parse_help(
+        "--spec-type none,ngram-simple\n-m FNAME\n--spec-ngram-simple-size-n N\n"
+        "--spec-ngram-simple-size-m N\n--host\n--port\n-np\n-b\n-ub\n--ctx-size\n--jinja\n"
+        "--metrics\n--log-timestamps\n--log-prefix\n"
+    )
     with pytest.raises(ProfileError, match="--spec-ngram-simple-adapt-min"):
         render(BUILTIN_PROFILES["qwen-cpu-ngram"], upstream, PATHS, "127.0.0.1", 1)
 
@@ -93,12 +107,15 @@ def test_user_profiles_extend_builtins(tmp_path):
         load_profiles(config)
 
 
-@pytest.mark.parametrize("body, field", [
-    ('extends = "gemma4-31b"\nctx_sise = 4096\n', "ctx_sise"),  # a misspelt key is not silently ignored
-    ('extends = "qwen-cpu"\nctx_size = "lots"\n', "ctx_size"),
-    ('device = "tpu"\ntarget = "qwen2.5-coder-1.5b"\n', "device"),
-    ('ctx_size = 4096\n', "target"),  # no target and nothing to extend
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ('extends = "gemma4-31b"\nctx_sise = 4096\n', "ctx_sise"),  # a misspelt key is not silently ignored
+        ('extends = "qwen-cpu"\nctx_size = "lots"\n', "ctx_size"),
+        ('device = "tpu"\ntarget = "qwen2.5-coder-1.5b"\n', "device"),
+        ("ctx_size = 4096\n", "target"),  # no target and nothing to extend
+    ],
+)
 def test_a_malformed_user_profile_is_one_line_naming_profile_and_field(tmp_path, body, field):
     config = tmp_path / "config.toml"
     config.write_text(f"[profiles.mine]\n{body}")
@@ -124,10 +141,15 @@ def test_a_profile_that_is_not_a_table_or_extends_nothing_known_is_named(tmp_pat
 def test_the_dflash_profiles_render_for_beellama_v04():
     """v0.4.x (facts file): `--spec-type draft-dflash`, no cross-ctx, the profit controller turned off by
     `--spec-dm-controller off`, `--no-mmap`/`--mlock` still there (v0.4.2 adds `--load-mode` beside them)."""
-    v04 = parse_help("--spec-type [none|ngram-mod|draft-simple|draft-mtp|draft-dflash]\n"
-                     "--spec-dm-controller [profit|off]\n--load-mode MODE\n" + " ".join(
-                         t for t in GUIDE_DFLASH.split() + ["-cd", "--spec-draft-n-max"]
-                         if t.startswith("-") and t != "--spec-dflash-cross-ctx"))
+    v04 = parse_help(
+        "--spec-type [none|ngram-mod|draft-simple|draft-mtp|draft-dflash]\n"
+        "--spec-dm-controller [profit|off]\n--load-mode MODE\n"
+        + " ".join(
+            t
+            for t in GUIDE_DFLASH.split() + ["-cd", "--spec-draft-n-max"]
+            if t.startswith("-") and t != "--spec-dflash-cross-ctx"
+        )
+    )
     assert v04.dflash_dialect == "upstream"
     args = render(BUILTIN_PROFILES["gemma4-31b-dflash-safe"], v04, PATHS, "127.0.0.1", 1)
     assert args[4:6] == ["--spec-type", "draft-dflash"] and "--spec-dflash-cross-ctx" not in args

@@ -19,8 +19,13 @@ from inference.server import ManagedServer, ServerError, background_status, stop
 
 pytestmark = pytest.mark.model
 
-PROMPT = [Message(role="user", content="Write a Python function that checks whether a string is a palindrome, "
-                                       "with a docstring and three asserts. Code only.")]
+PROMPT = [
+    Message(
+        role="user",
+        content="Write a Python function that checks whether a string is a palindrome, "
+        "with a docstring and three asserts. Code only.",
+    )
+]
 GREEDY = Sampling(temperature=0, max_tokens=160, seed=1)
 
 
@@ -64,8 +69,14 @@ def test_agent_turns_reuse_the_generated_tokens_exactly(baseline):
 
 
 def greedy_with_logprobs(url: str) -> tuple[str, list[dict]]:
-    body = {"messages": [m.to_openai() for m in PROMPT], "temperature": 0, "max_tokens": GREEDY.max_tokens,
-            "seed": 1, "logprobs": True, "top_logprobs": 2}
+    body = {
+        "messages": [m.to_openai() for m in PROMPT],
+        "temperature": 0,
+        "max_tokens": GREEDY.max_tokens,
+        "seed": 1,
+        "logprobs": True,
+        "top_logprobs": 2,
+    }
     reply = httpx.post(f"{url}/chat/completions", json=body, timeout=600).json()["choices"][0]
     return reply["message"]["content"], reply["logprobs"]["content"]
 
@@ -98,14 +109,19 @@ def test_draft_model_speculation_drafts_and_is_lossless(engine, baseline):
     index, offset = divergence
     assert index < len(tokens), "speculative output is a strict prefix/extension of the baseline"
     best, second = tokens[index]["top_logprobs"][:2]
-    print(f"diverged at token {index}: {best['token']!r} {best['logprob']:.3f} vs {second['token']!r} {second['logprob']:.3f}")
+    print(
+        f"diverged at token {index}: {best['token']!r} {best['logprob']:.3f} vs {second['token']!r} {second['logprob']:.3f}"
+    )
     assert best["logprob"] - second["logprob"] < 0.05, "speculation changed a token that was not a near-tie"
     assert speculative.text[offset:].startswith(second["token"])
 
 
 def test_agent_completes_a_task_against_a_profile_server(engine, tmp_path):
-    result = new_project(tmp_path / "p", "A Python module greet.py with a function greet(name) that returns "
-                         "'Hello, ' + name + '!', with a pytest test.", Config(profile="qwen-cpu", max_steps=10))
+    result = new_project(
+        tmp_path / "p",
+        "A Python module greet.py with a function greet(name) that returns 'Hello, ' + name + '!', with a pytest test.",
+        Config(profile="qwen-cpu", max_steps=10),
+    )
     namespace: dict = {}
     exec((tmp_path / "p" / "greet.py").read_text(), namespace)
     assert namespace["greet"]("Ada") == "Hello, Ada!"
@@ -121,8 +137,11 @@ def test_a_reply_cut_by_on_text_stops_the_server_generating(engine, tmp_path):
     with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], log_dir=tmp_path) as server:
         backend = EndpointBackend(server.url)
         messages = [Message(role="user", content="Count from 1 to 200, one number per line.")]
-        cut = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=600),
-                               on_text=lambda delta: pieces.append(delta) or len(pieces) >= 6)
+        cut = backend.complete(
+            messages,
+            sampling=Sampling(temperature=0, max_tokens=600),
+            on_text=lambda delta: pieces.append(delta) or len(pieces) >= 6,
+        )
         assert cut.finish_reason == CUT and cut.text == "".join(pieces)
         started = time.monotonic()
         again = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=8))
@@ -134,11 +153,17 @@ def test_bad_model_file_is_reported_from_the_log(engine, tmp_path):
     bogus = tmp_path / "broken.gguf"
     bogus.write_bytes(b"GGUF" + os.urandom(4096))
     with pytest.raises(ProfileError, match="broken.gguf is not a readable GGUF file"):  # the plan reads the header
-        ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], model_paths={"qwen2.5-coder-1.5b": bogus},
-                      log_dir=tmp_path).start(timeout=60)
+        ManagedServer(
+            engine, BUILTIN_PROFILES["qwen-cpu"], model_paths={"qwen2.5-coder-1.5b": bogus}, log_dir=tmp_path
+        ).start(timeout=60)
     # past the plan (no memory check), llama-server's own failure is read from its log
-    server = ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], model_paths={"qwen2.5-coder-1.5b": bogus},
-                           log_dir=tmp_path, check_memory=False)
+    server = ManagedServer(
+        engine,
+        BUILTIN_PROFILES["qwen-cpu"],
+        model_paths={"qwen2.5-coder-1.5b": bogus},
+        log_dir=tmp_path,
+        check_memory=False,
+    )
     with pytest.raises(ServerError) as error:
         server.start(timeout=60)
     message = str(error.value)
@@ -174,8 +199,12 @@ def test_sigterm_to_agent_serve_stops_its_server(engine, qwen_path):
 
     from pathlib import Path
 
-    agent = subprocess.Popen([str(Path(sys.executable).parent / "agent"), "serve", "--profile", "qwen-cpu"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    agent = subprocess.Popen(
+        [str(Path(sys.executable).parent / "agent"), "serve", "--profile", "qwen-cpu"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         url = agent.stdout.readline().strip()  # printed once the server answers /health
         assert url.startswith("http://127.0.0.1:"), url

@@ -23,8 +23,16 @@ def record(cache, key: str, backend: str, caps: Capabilities, age: int) -> Engin
     binary = folder / "bin" / "llama-server"
     binary.write_text("#!/bin/sh\n")
     os.utime(binary, (time.time() - age, time.time() - age))
-    engine = Engine(key=key, source=f"test:{key}", commit="0" * 40, options=BuildOptions(backend=backend),
-                    binary=binary, version="version: test", capabilities=caps, build_seconds=1)
+    engine = Engine(
+        key=key,
+        source=f"test:{key}",
+        commit="0" * 40,
+        options=BuildOptions(backend=backend),
+        binary=binary,
+        version="version: test",
+        capabilities=caps,
+        build_seconds=1,
+    )
     (folder / "engine.json").write_text(engine.model_dump_json())
     return engine
 

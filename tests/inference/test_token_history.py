@@ -9,7 +9,11 @@ from inference.token_history import MAX_TRIMMED, TokenHistory
 
 
 class Toy:
-    SPECIAL: ClassVar[dict[int, str]] = {1000: "a", 1001: "b", 9999: "<end>"}  # the model's own tokens, unlike the toy tokenizer's
+    SPECIAL: ClassVar[dict[int, str]] = {
+        1000: "a",
+        1001: "b",
+        9999: "<end>",
+    }  # the model's own tokens, unlike the toy tokenizer's
 
     def __init__(self):
         self.detokenized = 0

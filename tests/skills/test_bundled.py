@@ -10,14 +10,14 @@ import pytest
 
 from skills.loader import discover_skills
 
-CALC = '''\
+CALC = """\
 def add(a, b):
     return a + b
 
 
 def divide(a, b):
     return a / b
-'''
+"""
 
 
 def code_blocks(body: str) -> list[str]:
@@ -25,8 +25,14 @@ def code_blocks(body: str) -> list[str]:
 
 
 def pytest_in(folder) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.slow
@@ -36,7 +42,9 @@ def test_typer_skill_example_passes_its_own_tests(tmp_path):
     (tmp_path / "test_cli.py").write_text(tests)
     result = pytest_in(tmp_path)
     assert result.returncode == 0 and "2 passed" in result.stdout, result.stdout
-    run = subprocess.run([sys.executable, "cli.py", "greet", "Ann", "--shout"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "cli.py", "greet", "Ann", "--shout"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
     assert run.stdout.strip() == "HELLO ANN"
 
 
@@ -69,6 +77,7 @@ def test_rust_skill_example_passes_with_cargo_test(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "Cargo.toml").write_text(manifest)
     (tmp_path / "src" / "lib.rs").write_text(lib)
-    result = subprocess.run(["cargo", "test", "--offline"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                            check=False)
+    result = subprocess.run(
+        ["cargo", "test", "--offline"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
     assert result.returncode == 0 and "test result: ok. 2 passed" in result.stdout, result.stdout + result.stderr

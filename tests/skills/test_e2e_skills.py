@@ -13,8 +13,10 @@ from agent.runtime import build_agent
 
 pytestmark = pytest.mark.model
 
-TASK = ("Build a command-line program cli.py with a command hello NAME that prints Hello NAME, with tests. "
-        "Before writing anything, activate the skill that explains how to build a typer CLI.")
+TASK = (
+    "Build a command-line program cli.py with a command hello NAME that prints Hello NAME, with tests. "
+    "Before writing anything, activate the skill that explains how to build a typer CLI."
+)
 
 
 class Recorder:

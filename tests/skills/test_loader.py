@@ -16,12 +16,24 @@ from skills.loader import (
     parse_front_matter,
 )
 
-BUNDLED = {"python-pytest-project", "typer-cli", "rename-refactor", "verify-before-finish", "node-test-project",
-           "rust-cargo-project"}
+BUNDLED = {
+    "python-pytest-project",
+    "typer-cli",
+    "rename-refactor",
+    "verify-before-finish",
+    "node-test-project",
+    "rust-cargo-project",
+}
 
 
-def make_skill(root: Path, name: str, description: str = "Does a thing. Use when testing.", body: str = "Step 1.",
-               folder: str | None = None, front: str | None = None) -> Path:
+def make_skill(
+    root: Path,
+    name: str,
+    description: str = "Does a thing. Use when testing.",
+    body: str = "Step 1.",
+    folder: str | None = None,
+    front: str | None = None,
+) -> Path:
     path = root / (folder or name) / "SKILL.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(front if front is not None else f"---\nname: {name}\ndescription: {description}\n---\n{body}\n")
@@ -49,8 +61,11 @@ def test_bundled_skills_are_valid_and_shipped_in_the_package():
 
 def test_default_user_dirs_follow_home_and_config_dir(tmp_path):
     home = tmp_path / "home"
-    assert default_user_dirs() == [home / ".config" / "dflash-agent" / "skills", home / ".agents" / "skills",
-                                   home / ".claude" / "skills"]
+    assert default_user_dirs() == [
+        home / ".config" / "dflash-agent" / "skills",
+        home / ".agents" / "skills",
+        home / ".claude" / "skills",
+    ]
 
 
 def test_discovery_order_later_sources_override_earlier_ones(tmp_path):
@@ -105,8 +120,12 @@ def test_malformed_skills_are_reported_and_skipped(tmp_path):
 
 def test_lenient_parsing_unquoted_colon_and_folder_mismatch(tmp_path):
     root = tmp_path / "skills"
-    make_skill(root, "colon", front="---\nname: colon\ndescription: Run tests: use pytest. Use when: testing.\n"
-                                    "license: MIT\nmetadata:\n  author: me\n---\nBody\n")
+    make_skill(
+        root,
+        "colon",
+        front="---\nname: colon\ndescription: Run tests: use pytest. Use when: testing.\n"
+        "license: MIT\nmetadata:\n  author: me\n---\nBody\n",
+    )
     make_skill(root, "renamed", folder="other-folder")
     catalog = discover_skills(None, user_dirs=[root], bundled_dir=None)
     assert catalog.get("colon").description == "Run tests: use pytest. Use when: testing."

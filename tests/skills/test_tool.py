@@ -27,8 +27,10 @@ def project(tmp_path):
     root = tmp_path / "project"
     skill = root / ".agents" / "skills" / "deploy-app"
     skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: deploy-app\ndescription: How to deploy. Use when asked to deploy.\n---\n"
-                                    "# Deploy\nRun `make deploy-SECRET-STEP` twice.\n")
+    (skill / "SKILL.md").write_text(
+        "---\nname: deploy-app\ndescription: How to deploy. Use when asked to deploy.\n---\n"
+        "# Deploy\nRun `make deploy-SECRET-STEP` twice.\n"
+    )
     (skill / "scripts").mkdir()
     (skill / "scripts" / "check.sh").write_text("echo checked\n")
     return root
@@ -38,7 +40,9 @@ def test_activate_returns_body_and_file_paths(project):
     tool = ActivateSkillTool(discover_skills(project))
     result = tool.invoke({"name": "deploy-app"}, ToolContext(project))
     assert not result.is_error
-    assert result.output.startswith('<skill name="deploy-app">\n# Deploy\nRun `make deploy-SECRET-STEP` twice.\n</skill>')
+    assert result.output.startswith(
+        '<skill name="deploy-app">\n# Deploy\nRun `make deploy-SECRET-STEP` twice.\n</skill>'
+    )
     check = project.resolve() / ".agents" / "skills" / "deploy-app" / "scripts" / "check.sh"
     assert f"- {check}" in result.output and "cat PATH" in result.output
 
@@ -46,7 +50,9 @@ def test_activate_returns_body_and_file_paths(project):
 def test_bundled_file_paths_exist(project):
     result = ActivateSkillTool(discover_skills(project)).invoke({"name": "python-pytest-project"}, ToolContext(project))
     [listed] = [line[2:] for line in result.output.splitlines() if line.startswith("- /")]
-    assert listed.endswith("python-pytest-project/example_tests.py") and "from calc import add" in Path(listed).read_text()
+    assert (
+        listed.endswith("python-pytest-project/example_tests.py") and "from calc import add" in Path(listed).read_text()
+    )
 
 
 def test_the_tool_description_is_the_catalog(project):
@@ -65,7 +71,9 @@ def test_unknown_skill_is_an_error_listing_the_available_ones(project):
 
 
 def test_progressive_disclosure_through_the_agent(scripted, project):
-    backend = scripted(["I will read the deploy skill.\n<activate_skill>\n<name>deploy-app</name>\n</activate_skill>", FINISH])
+    backend = scripted(
+        ["I will read the deploy skill.\n<activate_skill>\n<name>deploy-app</name>\n</activate_skill>", FINISH]
+    )
     agent = build_agent(Config(), backend, project)
     result = agent.run("Deploy the app.")
     assert result.status == "finished"
@@ -87,7 +95,9 @@ def test_system_prompt_is_stable_across_runs_in_one_workspace(scripted, project)
 
 
 def test_no_skills_means_no_tool_and_no_catalog(scripted, tmp_path, monkeypatch):
-    monkeypatch.setattr("agent.runtime.discover_skills", lambda workspace: discover_skills(workspace, [], bundled_dir=None))
+    monkeypatch.setattr(
+        "agent.runtime.discover_skills", lambda workspace: discover_skills(workspace, [], bundled_dir=None)
+    )
     backend = scripted([FINISH])
     agent = build_agent(Config(), backend, tmp_path)
     agent.run("task")

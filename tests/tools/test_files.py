@@ -83,17 +83,20 @@ def test_search_reports_bad_regex(ctx):
     assert result.is_error and "invalid regular expression" in result.output
 
 
-@pytest.mark.parametrize("tool,args", [
-    (ReadFileTool(), {"path": "../outside.txt"}),
-    (ReadFileTool(), {"path": "/etc/passwd"}),
-    (WriteFileTool(), {"path": "../../evil.txt", "content": "x"}),
-    (EditFileTool(), {"path": "link/outside.txt", "old": "a", "new": "b"}),
-    (ReadFileTool(), {"path": "escape.txt"}),
-    (WriteFileTool(), {"path": "link/new.txt", "content": "x"}),
-    (ListFilesTool(), {"path": ".."}),
-    (SearchTool(), {"pattern": "a", "path": "link"}),
-    (WriteFileTool(), {"path": ".git/hooks/pre-commit", "content": "x"}),
-])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        (ReadFileTool(), {"path": "../outside.txt"}),
+        (ReadFileTool(), {"path": "/etc/passwd"}),
+        (WriteFileTool(), {"path": "../../evil.txt", "content": "x"}),
+        (EditFileTool(), {"path": "link/outside.txt", "old": "a", "new": "b"}),
+        (ReadFileTool(), {"path": "escape.txt"}),
+        (WriteFileTool(), {"path": "link/new.txt", "content": "x"}),
+        (ListFilesTool(), {"path": ".."}),
+        (SearchTool(), {"pattern": "a", "path": "link"}),
+        (WriteFileTool(), {"path": ".git/hooks/pre-commit", "content": "x"}),
+    ],
+)
 def test_every_path_escape_is_refused(ctx, tool, args):
     outside = ctx.workspace.parent / "outside"
     outside.mkdir(exist_ok=True)
@@ -121,8 +124,10 @@ def test_read_only_sandbox_mode_refuses_writes_and_edits_but_reads(tmp_path):
 
     (tmp_path / "a.txt").write_text("old\n")
     ctx = ToolContext(tmp_path, ToolPolicy(sandbox=SandboxPolicy(mode="read-only")))
-    for tool, args in [(WriteFileTool(), {"path": "b.txt", "content": "x"}),
-                       (EditFileTool(), {"path": "a.txt", "old": "old", "new": "new"})]:
+    for tool, args in [
+        (WriteFileTool(), {"path": "b.txt", "content": "x"}),
+        (EditFileTool(), {"path": "a.txt", "old": "old", "new": "new"}),
+    ]:
         result = tool.invoke(args, ctx)
         assert result.is_error and "sandbox is read-only" in result.output
     assert not (tmp_path / "b.txt").exists() and (tmp_path / "a.txt").read_text() == "old\n"
@@ -134,7 +139,9 @@ def small_disk(tmp_path):
     """A 64 KiB tmpfs: a real full disk (needs root to mount; skipped with the reason otherwise)."""
     mount = tmp_path / "small"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs to fill ({done.stderr.strip()}); needs root")
     yield mount
@@ -256,11 +263,22 @@ def test_a_folder_swapped_for_a_symlink_after_resolving_is_refused(repo_ctx, tmp
     assert list(outside.iterdir()) == [] and not (ws / ".git/hooks/post-commit").exists()
 
 
-@pytest.mark.parametrize("path", [".git/config", ".git/hooks/post-checkout", "sub/.git/config",
-                                  "sub/.git/hooks/pre-commit", "a/b/c/.git/HEAD", "./sub/../.git/info/x"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/config",
+        ".git/hooks/post-checkout",
+        "sub/.git/config",
+        "sub/.git/hooks/pre-commit",
+        "a/b/c/.git/HEAD",
+        "./sub/../.git/info/x",
+    ],
+)
 def test_writes_into_any_git_folder_are_refused(repo_ctx, path):
-    for tool, args in [(WriteFileTool(), {"path": path, "content": "x"}),
-                       (EditFileTool(), {"path": path, "old": "a", "new": "b"})]:
+    for tool, args in [
+        (WriteFileTool(), {"path": path, "content": "x"}),
+        (EditFileTool(), {"path": path, "old": "a", "new": "b"}),
+    ]:
         result = tool.invoke(args, repo_ctx)
         assert result.is_error and ".git" in result.output, result.output
     assert not (repo_ctx.workspace / "a").exists()

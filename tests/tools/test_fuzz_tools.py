@@ -33,8 +33,10 @@ from tools.shell import BashTool
 
 SECRET = f"SENTINEL-SECRET-{uuid.uuid4().hex}"
 ESCAPE_NAME = f"dflash-fuzz-escape-{uuid.uuid4().hex[:12]}"
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                      HealthCheck.function_scoped_fixture])
+SETTINGS = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 
 CASES: Counter[str] = Counter()
 ESCAPES: Counter[str] = Counter()  # an exception escaped, or something outside the workspace changed
@@ -76,8 +78,12 @@ class Arena:
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text("---\nname: demo\ndescription: a demo skill\n---\nDo the demo.\n")
         (skill / "ref.md").write_text("reference\n")
-        self.escape_targets = [Path("/tmp") / ESCAPE_NAME, Path.home() / ESCAPE_NAME, root / ESCAPE_NAME,
-                               self.outside / ESCAPE_NAME]
+        self.escape_targets = [
+            Path("/tmp") / ESCAPE_NAME,
+            Path.home() / ESCAPE_NAME,
+            root / ESCAPE_NAME,
+            self.outside / ESCAPE_NAME,
+        ]
         self.before = self.snapshot_outside()
         self.git_before = self.snapshot(ws / ".git"), self.snapshot(ws / "sub" / ".git")
 
@@ -159,37 +165,104 @@ def run_case(arena: Arena, tools: dict[str, Tool], name: str, arguments, gated: 
 SURROGATES = st.sampled_from(["\ud800", "\udfff", "\udc80"])
 ANY_CHAR = st.characters(codec=None) | SURROGATES | st.sampled_from(["\x00", "\n", "/", ".", "~"])
 JUNK = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(ANY_CHAR, max_size=20)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(ANY_CHAR, max_size=20)
     | st.sampled_from([10**30, -(10**30), float("nan"), float("inf"), b"bytes", ""]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=6,
 )
-SPECIAL = st.sampled_from([
-    "..", ".", "", "a.txt", "src", "m.py", "new.txt", "newdir", ".git", "config", "HEAD", "hooks", "link_out",
-    "link_sentinel", "link_root", "link_loop", "link_dangling", "link_up", "sentinel.txt", "outside", "dir",
-    "inner.txt", "etc", "tmp", "~", ESCAPE_NAME, ".agents", "skills", "demo", "SKILL.md", "ref.md",
-    ".a.txt.dflash-tmp", "link_git", "sub", "fifo", "post-commit",
-])
+SPECIAL = st.sampled_from(
+    [
+        "..",
+        ".",
+        "",
+        "a.txt",
+        "src",
+        "m.py",
+        "new.txt",
+        "newdir",
+        ".git",
+        "config",
+        "HEAD",
+        "hooks",
+        "link_out",
+        "link_sentinel",
+        "link_root",
+        "link_loop",
+        "link_dangling",
+        "link_up",
+        "sentinel.txt",
+        "outside",
+        "dir",
+        "inner.txt",
+        "etc",
+        "tmp",
+        "~",
+        ESCAPE_NAME,
+        ".agents",
+        "skills",
+        "demo",
+        "SKILL.md",
+        "ref.md",
+        ".a.txt.dflash-tmp",
+        "link_git",
+        "sub",
+        "fifo",
+        "post-commit",
+    ]
+)
 SEGMENTS = st.one_of(SPECIAL, SPECIAL, SPECIAL, SPECIAL, st.text(ANY_CHAR, max_size=6), st.just("n" * 300))
 
 
 @st.composite
 def paths(draw, arena: Arena) -> str:
-    prefix = draw(st.sampled_from(["", "", "/", "~/", "./", "../", f"{arena.root}/", f"{arena.workspace}/",
-                                   f"{arena.outside}/", "/tmp/"]))
+    prefix = draw(
+        st.sampled_from(
+            ["", "", "/", "~/", "./", "../", f"{arena.root}/", f"{arena.workspace}/", f"{arena.outside}/", "/tmp/"]
+        )
+    )
     return prefix + "/".join(draw(st.lists(SEGMENTS, min_size=1, max_size=5)))
 
 
-HUGE = st.builds(lambda piece, n: piece * n, st.sampled_from(["x", "é", "\n", "\x00", "<content>"]), st.integers(1_000, 100_000))
+HUGE = st.builds(
+    lambda piece, n: piece * n, st.sampled_from(["x", "é", "\n", "\x00", "<content>"]), st.integers(1_000, 100_000)
+)
 TEXT = st.text(ANY_CHAR, max_size=80) | HUGE
-NUMBER = st.integers(-5, 50) | st.sampled_from([0, 10**30, -(10**30), 2**63]) | st.floats() | st.text("0123456789.-e", max_size=4)
+NUMBER = (
+    st.integers(-5, 50)
+    | st.sampled_from([0, 10**30, -(10**30), 2**63])
+    | st.floats()
+    | st.text("0123456789.-e", max_size=4)
+)
 # No unbounded quantifiers: Python's `re` has no time limit, and `.*.*x` on the 100 000-character lines the
 # write_file cases leave behind backtracks for minutes (a known limitation of the search tool, not a crash).
-REGEX_PIECE = st.sampled_from(["a", "x", "def", "alpha", ".", r"\d", r"\w", "[a-z]", "^", "$", " ", "é", r"\(", "|", "(", ")"])
+REGEX_PIECE = st.sampled_from(
+    ["a", "x", "def", "alpha", ".", r"\d", r"\w", "[a-z]", "^", "$", " ", "é", r"\(", "|", "(", ")"]
+)
 REGEX = st.one_of(
-    st.lists(st.tuples(REGEX_PIECE, st.sampled_from(["", "", "?", "{2}"])), max_size=6).map(lambda ps: "".join(a + b for a, b in ps)),
-    st.sampled_from(["(", "[", ")", "*", "a{99999999999}", "(" * 300 + ")" * 300, "(" * 5000 + ")" * 5000, "(?P<", "\\",
-                     "", "\x00", "[z-a]", "\ud800"]),
+    st.lists(st.tuples(REGEX_PIECE, st.sampled_from(["", "", "?", "{2}"])), max_size=6).map(
+        lambda ps: "".join(a + b for a, b in ps)
+    ),
+    st.sampled_from(
+        [
+            "(",
+            "[",
+            ")",
+            "*",
+            "a{99999999999}",
+            "(" * 300 + ")" * 300,
+            "(" * 5000 + ")" * 5000,
+            "(?P<",
+            "\\",
+            "",
+            "\x00",
+            "[z-a]",
+            "\ud800",
+        ]
+    ),
 )
 
 
@@ -213,8 +286,10 @@ def file_arguments(arena: Arena) -> dict[str, st.SearchStrategy]:
         "list_files": {"path": path},
         "search": {"pattern": REGEX, "path": path},
         "finish": {"summary": TEXT},
-        "activate_skill": {"name": st.sampled_from(["demo", "python-pytest-project", " demo ", "../demo"]) | TEXT,
-                           "file": st.sampled_from(["ref.md", "./ref.md", "SKILL.md"]) | path},
+        "activate_skill": {
+            "name": st.sampled_from(["demo", "python-pytest-project", " demo ", "../demo"]) | TEXT,
+            "file": st.sampled_from(["ref.md", "./ref.md", "SKILL.md"]) | path,
+        },
     }
 
 
@@ -222,7 +297,9 @@ READS = {"read_file", "list_files", "search", "activate_skill", "finish"}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file", "list_files", "search", "finish", "activate_skill"])
+@pytest.mark.parametrize(
+    "tool", ["read_file", "write_file", "edit_file", "list_files", "search", "finish", "activate_skill"]
+)
 def test_file_and_builtin_tools_never_raise_or_escape(tool, arena, tools):
     fields = file_arguments(arena)[tool]
     examples = {"write_file": 600, "edit_file": 500, "read_file": 500, "search": 300}.get(tool, 250)
@@ -237,12 +314,25 @@ def test_file_and_builtin_tools_never_raise_or_escape(tool, arena, tools):
 
 def test_paths_through_symlinks_and_dots_are_refused(arena, tools):
     """The cases the random search must include, checked directly."""
-    for path in ["../outside/sentinel.txt", "link_sentinel", "link_out/sentinel.txt", "link_root/etc/passwd",
-                 "src/link_up/outside/sentinel.txt", f"{arena.outside}/sentinel.txt", "link_loop", "link_loop/x",
-                 "a.txt/../../outside/sentinel.txt", "~/" + ESCAPE_NAME]:
-        for name, arguments in [("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"}),
-                                ("edit_file", {"path": path, "old": "a", "new": "b"}), ("list_files", {"path": path}),
-                                ("search", {"pattern": "SENTINEL", "path": path})]:
+    for path in [
+        "../outside/sentinel.txt",
+        "link_sentinel",
+        "link_out/sentinel.txt",
+        "link_root/etc/passwd",
+        "src/link_up/outside/sentinel.txt",
+        f"{arena.outside}/sentinel.txt",
+        "link_loop",
+        "link_loop/x",
+        "a.txt/../../outside/sentinel.txt",
+        "~/" + ESCAPE_NAME,
+    ]:
+        for name, arguments in [
+            ("read_file", {"path": path}),
+            ("write_file", {"path": path, "content": "x"}),
+            ("edit_file", {"path": path, "old": "a", "new": "b"}),
+            ("list_files", {"path": path}),
+            ("search", {"pattern": "SENTINEL", "path": path}),
+        ]:
             with case(name):
                 result = tools[name].invoke(arguments, ToolContext(arena.workspace))
                 assert result.is_error and result.output.strip(), (name, path, result.output)
@@ -251,10 +341,19 @@ def test_paths_through_symlinks_and_dots_are_refused(arena, tools):
 
 def test_writes_into_any_git_folder_through_any_route_are_refused(arena, tools):
     """Nested repositories and links to .git count like the top .git; a FIFO is an error, never a hang."""
-    for path in [".git/config", "link_git/config", "link_git/hooks/post-commit", "sub/.git/config",
-                 "sub/.git/hooks/post-commit", "src/link_up/workspace/.git/config", "sub/../.git/HEAD"]:
-        for name, arguments in [("write_file", {"path": path, "content": "[core]\n\tfsmonitor = x\n"}),
-                                ("edit_file", {"path": path, "old": "[core]", "new": "[core]\n\tfsmonitor = x"})]:
+    for path in [
+        ".git/config",
+        "link_git/config",
+        "link_git/hooks/post-commit",
+        "sub/.git/config",
+        "sub/.git/hooks/post-commit",
+        "src/link_up/workspace/.git/config",
+        "sub/../.git/HEAD",
+    ]:
+        for name, arguments in [
+            ("write_file", {"path": path, "content": "[core]\n\tfsmonitor = x\n"}),
+            ("edit_file", {"path": path, "old": "[core]", "new": "[core]\n\tfsmonitor = x"}),
+        ]:
             with case(name):
                 result = tools[name].invoke(arguments, ToolContext(arena.workspace))
                 assert result.is_error and result.output.strip(), (name, path, result.output)
@@ -266,16 +365,25 @@ def test_writes_into_any_git_folder_through_any_route_are_refused(arena, tools):
 
 
 SAFE_WORDS = st.sampled_from(["echo", "printf", "true", "false", "pwd", "ls", "cat", "wc", "exit", "test", ":"])
-SAFE_ARGS = st.lists(st.sampled_from(list("abc012 ._-/é\"'\\;|()#*?~") + ["\x00", "\ud800", "\n", "-n", "-la", "src", "a.txt",
-                                                                          "..", "link_out", "link_loop"]), max_size=8).map("".join)
+SAFE_ARGS = st.lists(
+    st.sampled_from(
+        list("abc012 ._-/é\"'\\;|()#*?~")
+        + ["\x00", "\ud800", "\n", "-n", "-la", "src", "a.txt", "..", "link_out", "link_loop"]
+    ),
+    max_size=8,
+).map("".join)
 
 
 @pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
-@given(command=st.lists(st.tuples(SAFE_WORDS, SAFE_ARGS), min_size=1, max_size=3).map(
-           lambda parts: " ; ".join(f"{w} {a}" for w, a in parts)),
-       timeout=st.none() | st.sampled_from([0, -1, 0.5, 2, 10**9, float("nan"), float("inf"), "2", "x", [1]]),
-       gated=st.booleans(), extra=st.dictionaries(st.sampled_from(["cwd", "env", "shell"]), JUNK, max_size=1))
+@given(
+    command=st.lists(st.tuples(SAFE_WORDS, SAFE_ARGS), min_size=1, max_size=3).map(
+        lambda parts: " ; ".join(f"{w} {a}" for w, a in parts)
+    ),
+    timeout=st.none() | st.sampled_from([0, -1, 0.5, 2, 10**9, float("nan"), float("inf"), "2", "x", [1]]),
+    gated=st.booleans(),
+    extra=st.dictionaries(st.sampled_from(["cwd", "env", "shell"]), JUNK, max_size=1),
+)
 def test_bash_never_raises_with_harmless_commands(arena, tools, command, timeout, gated, extra):
     arguments = {"command": command, **extra} if timeout is None else {"command": command, "timeout": timeout, **extra}
     run_case(arena, tools, "bash", arguments, gated, reads=False)
@@ -283,12 +391,46 @@ def test_bash_never_raises_with_harmless_commands(arena, tools, command, timeout
 
 @pytest.mark.slow
 @settings(max_examples=300, **SETTINGS)
-@given(command=st.lists(ANY_CHAR | st.sampled_from(["rm -rf ", "$(", "`", "<<EOF\n", "\nEOF\n", " | ", " && ", "'", '"', "(",
-                                                    ")", "cd ", "git push -f", "find / -delete", "bash -c ", "../", "~", "*",
-                                                    " > .git/x", "sudo ", "xargs ", "{}", "\\"]),
-                        max_size=40).map("".join) | HUGE.map(lambda text: text[:10_000]),
-       mode=st.sampled_from(["auto", "ask", "never-ask"]),
-       rules=st.lists(st.sampled_from(["git", "rm", "cmd:python -m pytest", "tool:bash", "mcp:x", "", "cmd:", "*"]) | st.text(max_size=8), max_size=3))
+@given(
+    command=st.lists(
+        ANY_CHAR
+        | st.sampled_from(
+            [
+                "rm -rf ",
+                "$(",
+                "`",
+                "<<EOF\n",
+                "\nEOF\n",
+                " | ",
+                " && ",
+                "'",
+                '"',
+                "(",
+                ")",
+                "cd ",
+                "git push -f",
+                "find / -delete",
+                "bash -c ",
+                "../",
+                "~",
+                "*",
+                " > .git/x",
+                "sudo ",
+                "xargs ",
+                "{}",
+                "\\",
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+    | HUGE.map(lambda text: text[:10_000]),
+    mode=st.sampled_from(["auto", "ask", "never-ask"]),
+    rules=st.lists(
+        st.sampled_from(["git", "rm", "cmd:python -m pytest", "tool:bash", "mcp:x", "", "cmd:", "*"])
+        | st.text(max_size=8),
+        max_size=3,
+    ),
+)
 def test_approval_policy_never_raises_on_any_command(arena, command, mode, rules):
     """The policy parses what the model wrote; nothing it writes may crash the check (nothing runs here)."""
     with case("approval policy"):
@@ -297,7 +439,9 @@ def test_approval_policy_never_raises_on_any_command(arena, command, mode, rules
         policy = ApprovalPolicy(mode=mode, allow=rules, deny=rules[:1])
         verdict = policy.evaluate(tools_bash_stub, {"command": command}, arena.workspace)
         assert verdict.action in ("allow", "ask", "refuse") and verdict.reason
-        decision = Approver(policy, ask=lambda request: False).review(tools_bash_stub, {"command": command}, arena.workspace)
+        decision = Approver(policy, ask=lambda request: False).review(
+            tools_bash_stub, {"command": command}, arena.workspace
+        )
         assert decision.reason and (decision.allowed or decision.reason.startswith(("refused", "refused:")))
 
 
@@ -314,5 +458,15 @@ tools_bash_stub = _BashStub()
 @pytest.mark.slow  # counts what the (slow) fuzz tests above ran
 def test_fuzzing_ran_and_nothing_escaped():
     assert sum(ESCAPES.values()) == 0
-    expected = {"read_file", "write_file", "edit_file", "list_files", "search", "finish", "activate_skill", "bash", "approval policy"}
+    expected = {
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_files",
+        "search",
+        "finish",
+        "activate_skill",
+        "bash",
+        "approval policy",
+    }
     assert expected <= set(CASES) and all(CASES[k] > 0 for k in expected)

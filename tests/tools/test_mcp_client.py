@@ -38,15 +38,21 @@ def everything_js() -> Path:
         pytest.skip("node/npm are not installed: apt-get install nodejs npm to run the npm MCP server test")
     script = NPM_PREFIX / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
     if not script.is_file():
-        subprocess.run(["npm", "install", "--prefix", str(NPM_PREFIX), EVERYTHING, "--no-audit", "--no-fund"],
-                       check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            ["npm", "install", "--prefix", str(NPM_PREFIX), EVERYTHING, "--no-audit", "--no-fund"],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     return script
 
 
 @pytest.mark.slow
 def test_example_server_over_stdio_maps_every_result_kind(tmp_path):
     ctx = ToolContext(tmp_path)
-    with MCPHub([stdio("release", sys.executable, str(EXAMPLE), env={"RELEASE_VERSION": "9.9.0"})], tmp_path / "logs") as hub:
+    with MCPHub(
+        [stdio("release", sys.executable, str(EXAMPLE), env={"RELEASE_VERSION": "9.9.0"})], tmp_path / "logs"
+    ) as hub:
         status = hub.statuses()[0]
         assert status.state == "ready", status.detail
         tools = by_name(hub)
@@ -83,7 +89,12 @@ def test_tool_list_change_is_picked_up(tmp_path):
 
 @pytest.mark.slow
 def test_crashing_and_hanging_servers_are_reported_and_skipped(tmp_path):
-    crash = stdio("crash", sys.executable, "-c", "import sys; print('config error: API_TOKEN missing', file=sys.stderr); sys.exit(3)")
+    crash = stdio(
+        "crash",
+        sys.executable,
+        "-c",
+        "import sys; print('config error: API_TOKEN missing', file=sys.stderr); sys.exit(3)",
+    )
     hang = stdio("hang", sys.executable, "-c", "import time; time.sleep(120)", startup_timeout=3)
     missing = stdio("missing", "no-such-mcp-server-binary")
     good = stdio("release", sys.executable, str(EXAMPLE))
@@ -125,7 +136,12 @@ def test_example_server_over_streamable_http(tmp_path):
             time.sleep(0.3)
         with MCPHub([entry], tmp_path) as hub:
             assert hub.statuses()[0].state == "ready", hub.statuses()[0].detail
-            assert by_name(hub)["release__add_days"].invoke({"date": "2026-02-27", "days": 2}, ToolContext(tmp_path)).output == "2026-03-01"
+            assert (
+                by_name(hub)["release__add_days"]
+                .invoke({"date": "2026-02-27", "days": 2}, ToolContext(tmp_path))
+                .output
+                == "2026-03-01"
+            )
     finally:
         proc.terminate()
         proc.wait(10)
@@ -138,7 +154,9 @@ def test_mcp_server_time_from_pypi(tmp_path):
         assert hub.statuses()[0].state == "ready", hub.statuses()[0].detail
         tools = by_name(hub)
         result = tools["time__convert_time"].invoke(
-            {"source_timezone": "Europe/Berlin", "time": "12:00", "target_timezone": "Asia/Tokyo"}, ToolContext(tmp_path))
+            {"source_timezone": "Europe/Berlin", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+            ToolContext(tmp_path),
+        )
         assert not result.is_error and "20:00" in result.output
         bad = tools["time__get_current_time"].invoke({"timezone": "Mars/Olympus"}, ToolContext(tmp_path))
         assert bad.is_error

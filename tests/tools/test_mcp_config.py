@@ -26,14 +26,30 @@ def test_expansion_forms_and_missing_variable():
 
 
 def test_both_shapes_project_overrides_user_and_problems_are_reported(tmp_path):
-    user = write(tmp_path / "user" / "mcp.json", {"mcpServers": {
-        "time": {"command": "uvx", "args": ["mcp-server-time"]},
-        "remote": {"type": "http", "url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOK}"}},
-        "broken": {"args": ["no command"]},
-    }})
+    user = write(
+        tmp_path / "user" / "mcp.json",
+        {
+            "mcpServers": {
+                "time": {"command": "uvx", "args": ["mcp-server-time"]},
+                "remote": {
+                    "type": "http",
+                    "url": "https://example.test/mcp",
+                    "headers": {"Authorization": "Bearer ${TOK}"},
+                },
+                "broken": {"args": ["no command"]},
+            }
+        },
+    )
     project = tmp_path / "proj"
-    write(project / ".vscode" / "mcp.json", {"servers": {"time": {"type": "stdio", "command": "python", "args": ["t.py"]},
-                                                        "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}})
+    write(
+        project / ".vscode" / "mcp.json",
+        {
+            "servers": {
+                "time": {"type": "stdio", "command": "python", "args": ["t.py"]},
+                "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+            }
+        },
+    )
     loaded = load_servers(user, project, environ={"TOK": "s3cret"})
     servers = {s.name: s for s in loaded.servers}
     assert set(servers) == {"time", "remote", "old"}
@@ -57,7 +73,9 @@ def test_approval_is_tied_to_the_exact_command(tmp_path):
     assert not store.approved(server)
     store.approve(server)
     assert store.approved(server)
-    changed = parse_entry("x", {"command": "python", "args": ["a.py", "--evil"]}, origin="/p/.mcp.json", scope="project")
+    changed = parse_entry(
+        "x", {"command": "python", "args": ["a.py", "--evil"]}, origin="/p/.mcp.json", scope="project"
+    )
     assert not store.approved(changed)
     assert store.approved(parse_entry("x", {"command": "anything"}))  # the user's own file needs no approval
 
@@ -104,7 +122,9 @@ def test_project_approval_covers_the_workspace_files_the_command_names(tmp_path)
     assert changes(("pkg",), lambda: (project / "pkg" / "new.py").write_text("new"))  # a named folder, all of it
     assert changes(("later.py",), lambda: (project / "later.py").write_text("appears"))  # missing, then created
     (project / "link.py").symlink_to(tmp_path / "elsewhere.py")
-    assert changes(("link.py",), lambda: ((project / "link.py").unlink(), (project / "link.py").symlink_to("/dev/null")))
+    assert changes(
+        ("link.py",), lambda: ((project / "link.py").unlink(), (project / "link.py").symlink_to("/dev/null"))
+    )
     # the workspace itself named as the server's data: editing a file in it is not a new server
     assert not changes((".",), lambda: (project / "data.txt").write_text("v2"))
     assert not changes(("srv.py",), lambda: (project / "data.txt").write_text("v3"))  # files it does not name

@@ -20,7 +20,7 @@ from tools.mcp import MAX_SCHEMA_CHARS, MAX_TOTAL_SCHEMA_CHARS, UnusableTool, ch
 from tools.mcp_client import MCPHub
 from tools.mcp_config import load_servers, parse_entry
 
-HOSTILE_SERVER = '''
+HOSTILE_SERVER = """
 import re
 import subprocess
 import sys
@@ -62,7 +62,7 @@ async def main():
         await server.run(read, write, server.create_initialization_options())
 
 anyio.run(main)
-'''
+"""
 
 
 def hostile(tmp_path: Path, name: str = "bash"):
@@ -79,15 +79,19 @@ def test_hostile_schemas_cost_only_their_tool(tmp_path, scripted):
         assert hub.statuses()[0].state == "ready", hub.statuses()[0].detail
         tools = {t.name: t for t in mcp_tools(hub, reserved, notes.append)}
         text = "\n".join(notes)
-        for skipped, why in [("props_not_object", "`properties` is not an object"),
-                             ("required_not_list", "`required` is not a list"),
-                             ("huge", "characters even without descriptions")]:
+        for skipped, why in [
+            ("props_not_object", "`properties` is not an object"),
+            ("required_not_list", "`required` is not a list"),
+            ("huge", "characters even without descriptions"),
+        ]:
             assert f"MCP tool {skipped!r} of 'bash' skipped: its input schema" in text and why in text, text
             assert f"bash__{skipped}" not in tools
         # `_x` and names that shadow pydantic's own are not fields, but the tool stays usable
         assert set(tools["bash__underscore"].Params.model_fields) == {"y"}
         ctx = ToolContext(tmp_path)
-        assert tools["bash__underscore"].invoke({"_x": "1", "y": "2"}, ctx).output == "underscore got {'y': 2, '_x': '1'}"
+        assert (
+            tools["bash__underscore"].invoke({"_x": "1", "y": "2"}, ctx).output == "underscore got {'y': 2, '_x': '1'}"
+        )
         assert set(tools["bash__shadowing"].Params.model_fields) == {"json", "copy"}  # `json` works as a field
         assert "shadowing got" in tools["bash__shadowing"].invoke({"json": "j"}, ctx).output
         # a schema over the limit loses its descriptions instead of the tool
@@ -108,8 +112,12 @@ def test_hostile_schemas_cost_only_their_tool(tmp_path, scripted):
 def test_schemas_the_sdk_would_refuse_are_refused_here_too():
     """The SDK validates `type: object` on both ends (a server sending another is reported as failed to
     start); our check does not rely on that."""
-    for schema, why in [("x", "is a str, not an object"), ([1], "is a list, not an object"),
-                        ({"type": "array"}, "has type 'array'"), ({"properties": {"a": {}}, "required": [1]}, "`required`")]:
+    for schema, why in [
+        ("x", "is a str, not an object"),
+        ([1], "is a list, not an object"),
+        ({"type": "array"}, "has type 'array'"),
+        ({"properties": {"a": {}}, "required": [1]}, "`required`"),
+    ]:
         with pytest.raises(UnusableTool, match=why):
             checked_schema(schema)
     assert checked_schema(None) == ({"type": "object", "properties": {}}, 0)
@@ -117,8 +125,11 @@ def test_schemas_the_sdk_would_refuse_are_refused_here_too():
 
 def test_a_reduced_schema_keeps_parameters_named_like_keywords():
     words = "long words " * 300
-    schema = {"type": "object", "description": words, "properties": {
-        "title": {"type": "string", "description": words}, "default": {"type": "integer", "title": "x"}}}
+    schema = {
+        "type": "object",
+        "description": words,
+        "properties": {"title": {"type": "string", "description": words}, "default": {"type": "integer", "title": "x"}},
+    }
     reduced, size = checked_schema(schema, limit=2000)
     assert reduced == {"type": "object", "properties": {"title": {"type": "string"}, "default": {"type": "integer"}}}
     assert size < 2000
@@ -138,8 +149,9 @@ def test_server_names_that_would_hide_built_ins_are_refused(tmp_path):
 
     user = tmp_path / "mcp.json"
     entry = {"command": sys.executable, "args": ["-c", "pass"]}
-    user.write_text(json.dumps({"mcpServers": {"_": entry, "": entry, ".": entry, "__": entry, "-x": entry,
-                                               "ok-name.v2": entry}}))
+    user.write_text(
+        json.dumps({"mcpServers": {"_": entry, "": entry, ".": entry, "__": entry, "-x": entry, "ok-name.v2": entry}})
+    )
     loaded = load_servers(user)
     assert [s.name for s in loaded.servers] == ["ok-name.v2"]
     assert len(loaded.problems) == 5 and all("is not usable" in p for p in loaded.problems)
@@ -153,8 +165,11 @@ def test_a_50_mb_result_is_cut_at_the_client(tmp_path):
         result = tools["h__big_result"].invoke({}, ToolContext(tmp_path))
         assert time.monotonic() - started < 60
         assert len(result.output) < 20_000
-        assert re.search(r"the server's reply was 50,000,\d{3} bytes, over the client's limit of 4,194,304: "
-                         r"cut to its first 65,\d{3} characters", result.output), result.output[-300:]
+        assert re.search(
+            r"the server's reply was 50,000,\d{3} bytes, over the client's limit of 4,194,304: "
+            r"cut to its first 65,\d{3} characters",
+            result.output,
+        ), result.output[-300:]
         assert "characters]\nxxxxxxxx" in result.output  # the start of the text is kept (the tool output cap applies)
         assert tools["h__good"].invoke({"x": "1"}, ToolContext(tmp_path)).output == "good got {'x': '1'}"
 

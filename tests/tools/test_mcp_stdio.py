@@ -26,7 +26,9 @@ def test_a_text_that_closed_inside_the_kept_part():
 
 
 def test_no_id_means_dropped_and_reported():
-    dropped = oversized(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"xxx', b"xx", 5_000_000, 4_000_000)
+    dropped = oversized(
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"xxx', b"xx", 5_000_000, 4_000_000
+    )
     assert isinstance(dropped, OversizedMessage) and "5,000,000-byte message" in str(dropped)
 
 

@@ -28,8 +28,9 @@ from tools.sandbox import SandboxPolicy, bwrap_argv, probe_bwrap, process_limite
 from tools.shell import BashTool, run_command
 
 BWRAP = probe_bwrap()
-needs_bwrap = pytest.mark.skipif(not BWRAP.ok, reason=f"no usable bubblewrap here: {BWRAP.problem} "
-                                 "(apt-get install bubblewrap)")
+needs_bwrap = pytest.mark.skipif(
+    not BWRAP.ok, reason=f"no usable bubblewrap here: {BWRAP.problem} (apt-get install bubblewrap)"
+)
 
 ATTEMPTS: list[tuple[str, bool]] = []  # (what was tried, whether it got through)
 SECRET = "SECRET-MATERIAL-4f1c"  # in every fake secret file
@@ -45,10 +46,16 @@ def attempt(name: str, escaped: bool, detail: str = "") -> None:
 def box(tmp_path, monkeypatch):
     """A fake $HOME full of secrets, a git workspace inside tmp_path, and `run(command, **policy)`."""
     home = tmp_path / "home"
-    for rel, text in [(".ssh/id_rsa", SECRET), (".aws/credentials", SECRET), (".netrc", SECRET),
-                      (".git-credentials", SECRET), (".cache/huggingface/token", SECRET),
-                      (".config/dflash-agent/config.toml", f'api_key = "{SECRET}"'), (".config/gh/hosts.yml", SECRET),
-                      (".gitconfig", "[user]\n\tname = visible-control\n")]:
+    for rel, text in [
+        (".ssh/id_rsa", SECRET),
+        (".aws/credentials", SECRET),
+        (".netrc", SECRET),
+        (".git-credentials", SECRET),
+        (".cache/huggingface/token", SECRET),
+        (".config/dflash-agent/config.toml", f'api_key = "{SECRET}"'),
+        (".config/gh/hosts.yml", SECRET),
+        (".gitconfig", "[user]\n\tname = visible-control\n"),
+    ]:
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text(text)
     monkeypatch.setenv("HOME", str(home))
@@ -103,8 +110,10 @@ def test_symlinks_in_the_workspace_do_not_lead_out(box):
     tag = uuid.uuid4().hex[:8]
     outside = box.tmp / f"outside-{tag}"
     home_target = box.home / f"linked-{tag}"
-    outcome = box.run(f"ln -s {outside} out && echo x > out; ln -s {home_target} h && echo x > h; "
-                      f"ln -s /etc e && echo x > e/escape-{tag}; echo done")
+    outcome = box.run(
+        f"ln -s {outside} out && echo x > out; ln -s {home_target} h && echo x > h; "
+        f"ln -s /etc e && echo x > e/escape-{tag}; echo done"
+    )
     attempt("write through a symlink to a sibling folder", outside.exists(), outcome.output)
     attempt("write through a symlink into $HOME", home_target.exists(), outcome.output)
     attempt("write through a symlink to /etc", Path(f"/etc/escape-{tag}").exists(), outcome.output)
@@ -115,8 +124,10 @@ def test_symlinks_in_the_workspace_do_not_lead_out(box):
 def test_git_internals_stay_read_only(box):
     config = box.ws / ".git" / "config"
     before = config.read_text()
-    outcome = box.run("printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config; "
-                      "echo 'curl evil' > .git/hooks/pre-commit; git config user.name intruder; echo done")
+    outcome = box.run(
+        "printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config; "
+        "echo 'curl evil' > .git/hooks/pre-commit; git config user.name intruder; echo done"
+    )
     attempt("rewrite .git/config", config.read_text() != before, outcome.output)
     attempt("plant a git hook", (box.ws / ".git/hooks/pre-commit").exists(), outcome.output)
     assert "Read-only file system" in outcome.output
@@ -162,8 +173,15 @@ def test_host_processes_are_out_of_reach(box):
 
 @needs_bwrap
 def test_secret_files_in_home_are_hidden(box):
-    for rel in [".ssh/id_rsa", ".aws/credentials", ".netrc", ".git-credentials", ".cache/huggingface/token",
-                ".config/dflash-agent/config.toml", ".config/gh/hosts.yml"]:
+    for rel in [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".netrc",
+        ".git-credentials",
+        ".cache/huggingface/token",
+        ".config/dflash-agent/config.toml",
+        ".config/gh/hosts.yml",
+    ]:
         outcome = box.run(f"cat $HOME/{rel}; ls -la $HOME/{Path(rel).parent}")
         attempt(f"read ~/{rel}", SECRET in outcome.output, outcome.output)
     outcome = box.run(f"grep -r {SECRET} $HOME; echo searched")
@@ -173,16 +191,24 @@ def test_secret_files_in_home_are_hidden(box):
 
 
 def test_secret_variables_are_not_in_commands_environment(box, monkeypatch):
-    values = {"HF_TOKEN": "hf_escape_value_1", "OPENAI_API_KEY": "sk-escape-value-2", "FOO_TOKEN": "foo-escape-value-3",
-              "AWS_SECRET_ACCESS_KEY": "aws-escape-value-4", "DB_PASSWORD": "db-escape-value-5"}
+    values = {
+        "HF_TOKEN": "hf_escape_value_1",
+        "OPENAI_API_KEY": "sk-escape-value-2",
+        "FOO_TOKEN": "foo-escape-value-3",
+        "AWS_SECRET_ACCESS_KEY": "aws-escape-value-4",
+        "DB_PASSWORD": "db-escape-value-5",
+    }
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MY_SETTING", "allowed-value")
     for policy in [{}, {"mode": "full-access"}, {"allow_env": ["MY_*", "FOO_*"]}]:
         outcome = box.run("env; cat /proc/self/environ | tr '\\0' '\\n'", **policy)
         for name, value in values.items():
-            attempt(f"see ${name} ({policy or 'default'})", value in outcome.output or f"{name}=" in outcome.output,
-                    outcome.output)
+            attempt(
+                f"see ${name} ({policy or 'default'})",
+                value in outcome.output or f"{name}=" in outcome.output,
+                outcome.output,
+            )
         assert ("allowed-value" in outcome.output) == ("allow_env" in policy)
 
 
@@ -213,8 +239,10 @@ def listener():
 @needs_bwrap
 def test_no_network_unless_the_policy_allows_it(box, listener):
     port, accepted = listener
-    probe = (f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
-             f"print('CONNECTED')\"")
+    probe = (
+        f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
+        f"print('CONNECTED')\""
+    )
     outcome = box.run(probe)
     attempt("connect to a host port on 127.0.0.1", "CONNECTED" in outcome.output or bool(accepted), outcome.output)
     outcome = box.run("cat /proc/net/dev")
@@ -271,8 +299,10 @@ def test_output_flood_is_bounded(box):
 @pytest.mark.parametrize("mode", ["workspace-write", "full-access"])
 def test_background_processes_do_not_outlive_the_command(box, mode):
     late, detached = box.ws / "late", box.ws / "detached"
-    outcome = box.run(f"(sleep 1.5; touch {late}) & setsid nohup sh -c 'sleep 1.5; touch {detached}' "
-                      ">/dev/null 2>&1 & echo started", mode=mode)
+    outcome = box.run(
+        f"(sleep 1.5; touch {late}) & setsid nohup sh -c 'sleep 1.5; touch {detached}' >/dev/null 2>&1 & echo started",
+        mode=mode,
+    )
     assert "started" in outcome.output and outcome.seconds < 1.5
     time.sleep(2.2)
     attempt(f"background child outlives the command ({mode})", late.exists(), outcome.output)
@@ -307,18 +337,26 @@ def test_nested_git_folders_stay_read_only(box):
     (box.ws / "linked" / ".git").symlink_to("../store2")
     (box.ws / "dangling").mkdir()  # a dangling `.git` link must not break every command
     (box.ws / "dangling" / ".git").symlink_to("../nowhere")
-    configs = {p: p.read_text() for p in [box.ws / n / ".git/config" for n in ["sub", "node_modules/dep", "a/b/c/deep"]]
-               + [box.ws / "store/config", box.ws / "store2/config"]}
-    outcome = box.run("git -C sub config core.fsmonitor 'touch /tmp/pwned'; "
-                      "git -C node_modules/dep config core.fsmonitor x; git -C a/b/c/deep config core.hooksPath /tmp; "
-                      "printf '[core]\\n\\tfsmonitor = x\\n' >> store/config; echo x > sub/.git/hooks/post-checkout; "
-                      "git -C linked config core.fsmonitor x; "
-                      "rm -rf a/b/c/deep/.git; mv sub/.git sub/moved; echo done")
+    configs = {
+        p: p.read_text()
+        for p in [box.ws / n / ".git/config" for n in ["sub", "node_modules/dep", "a/b/c/deep"]]
+        + [box.ws / "store/config", box.ws / "store2/config"]
+    }
+    outcome = box.run(
+        "git -C sub config core.fsmonitor 'touch /tmp/pwned'; "
+        "git -C node_modules/dep config core.fsmonitor x; git -C a/b/c/deep config core.hooksPath /tmp; "
+        "printf '[core]\\n\\tfsmonitor = x\\n' >> store/config; echo x > sub/.git/hooks/post-checkout; "
+        "git -C linked config core.fsmonitor x; "
+        "rm -rf a/b/c/deep/.git; mv sub/.git sub/moved; echo done"
+    )
     for config, before in configs.items():
         attempt(f"rewrite nested {config.relative_to(box.ws)}", config.read_text() != before, outcome.output)
     attempt("plant a hook in a nested repo", (box.ws / "sub/.git/hooks/post-checkout").exists(), outcome.output)
-    attempt("remove or move a nested .git", not (box.ws / "a/b/c/deep/.git").is_dir()
-            or not (box.ws / "sub/.git").is_dir(), outcome.output)
+    attempt(
+        "remove or move a nested .git",
+        not (box.ws / "a/b/c/deep/.git").is_dir() or not (box.ws / "sub/.git").is_dir(),
+        outcome.output,
+    )
     # control: the nested working trees themselves stay writable
     assert "ok" in box.run("echo ok > sub/file && cat sub/file").output
 
@@ -408,11 +446,14 @@ def host_sockets(tmp_path, monkeypatch):
 @pytest.mark.parametrize("network", [False, True])
 def test_host_unix_sockets_are_out_of_reach(box, host_sockets, network):
     for name, path in host_sockets.items():
-        probe = (f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); "
-                 f"print('CONNECTED')\"")
+        probe = (
+            f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); "
+            f"print('CONNECTED')\""
+        )
         outcome = box.run(probe, network=network)
-        attempt(f"connect to the host's {name} socket (network={network})", "CONNECTED" in outcome.output,
-                outcome.output)
+        attempt(
+            f"connect to the host's {name} socket (network={network})", "CONNECTED" in outcome.output, outcome.output
+        )
         control = socket.socket(socket.AF_UNIX)
         control.connect(str(path))  # the server is there: from the host it answers
         control.close()
@@ -426,8 +467,10 @@ def test_an_ssh_agent_socket_inside_the_workspace_is_hidden_too(box, monkeypatch
     server.listen(1)
     monkeypatch.setenv("SSH_AUTH_SOCK", str(path))
     try:
-        outcome = box.run(f"{sys.executable} -c \"import socket; s = socket.socket(socket.AF_UNIX); "
-                          f"s.connect('{path}'); print('CONNECTED')\"")
+        outcome = box.run(
+            f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX); '
+            f"s.connect('{path}'); print('CONNECTED')\""
+        )
         attempt("connect to an ssh-agent socket inside the workspace", "CONNECTED" in outcome.output, outcome.output)
     finally:
         server.close()
@@ -457,12 +500,17 @@ def test_dns_configuration_under_run_stays_visible_with_network(box, tmp_path, m
 
 @needs_bwrap
 def test_memory_past_the_cap_fails_with_a_clear_message(box):
-    outcome = box.run(f"{sys.executable} -c \"b = bytearray(600 * 1024 * 1024); print('ALLOCATED')\"",
-                      max_memory_mb=256)
+    outcome = box.run(
+        f"{sys.executable} -c \"b = bytearray(600 * 1024 * 1024); print('ALLOCATED')\"", max_memory_mb=256
+    )
     attempt("allocate 600 MiB under a 256 MiB cap", "ALLOCATED" in outcome.output, outcome.output)
     assert outcome.exit_code != 0 and "ran out of memory" in outcome.output and "max_memory_mb" in outcome.output
-    assert "ALLOCATED" in box.run(f"{sys.executable} -c \"b = bytearray(100 * 1024 * 1024); print('ALLOCATED')\"",
-                                  max_memory_mb=256).output
+    assert (
+        "ALLOCATED"
+        in box.run(
+            f"{sys.executable} -c \"b = bytearray(100 * 1024 * 1024); print('ALLOCATED')\"", max_memory_mb=256
+        ).output
+    )
 
 
 @needs_bwrap
@@ -508,8 +556,10 @@ def test_toolchains_work_under_the_default_limits(box, runner, monkeypatch):
     elif runner == "node":
         if not shutil.which("node"):
             pytest.skip("node is not installed")
-        (ws / "ok.test.js").write_text("const test = require('node:test');\nconst assert = require('node:assert');\n"
-                                       "test('adds', () => assert.strictEqual(1 + 1, 2));\n")
+        (ws / "ok.test.js").write_text(
+            "const test = require('node:test');\nconst assert = require('node:assert');\n"
+            "test('adds', () => assert.strictEqual(1 + 1, 2));\n"
+        )
         command = "node --test"
     elif runner == "java":
         if not shutil.which("java"):
@@ -550,7 +600,9 @@ def test_bwrap_arguments_follow_the_policy(tmp_path):
     assert f"--ro-bind {ws} {ws}" in read_only and f"--bind {ws} {ws}" not in read_only
     inside_hidden = home / ".ssh" / "project"  # a workspace inside a hidden folder is never hidden
     inside_hidden.mkdir()
-    assert f"--tmpfs {home / '.ssh'} " not in " ".join(bwrap_argv("bwrap", ["true"], inside_hidden, SandboxPolicy(), home))
+    assert f"--tmpfs {home / '.ssh'} " not in " ".join(
+        bwrap_argv("bwrap", ["true"], inside_hidden, SandboxPolicy(), home)
+    )
     unlimited = SandboxPolicy(mode="full-access", max_processes=0, max_memory_mb=0, max_file_mb=0)
     full = wrap_command(["bash", "-c", "true"], ws, unlimited)
     assert full.argv == ["bash", "-c", "true"] and not full.sandboxed
@@ -600,6 +652,8 @@ def test_zz_escape_report(capsys):
         pytest.skip("no escape attempts ran (bubblewrap missing, or deselected)")
     escapes = [name for name, escaped in ATTEMPTS if escaped]
     with capsys.disabled():
-        print(f"\nsandbox escape suite: {len(ATTEMPTS)} attempts, {len(escapes)} escapes "
-              f"(process limit: {process_limiter().kind})")
+        print(
+            f"\nsandbox escape suite: {len(ATTEMPTS)} attempts, {len(escapes)} escapes "
+            f"(process limit: {process_limiter().kind})"
+        )
     assert not escapes, escapes

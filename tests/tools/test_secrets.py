@@ -42,10 +42,12 @@ def test_secret_values_are_redacted_from_every_tools_output(ctx, monkeypatch):
             return ToolResult(output=params.text)
 
     box = Toolbox([ReadFileTool(), SearchTool(), ListFilesTool(), Echo()])
-    outputs = [box.run("read_file", {"path": "settings.py"}, ctx).output,
-               box.run("search", {"pattern": "KEY"}, ctx).output,
-               box.run("list_files", {}, ctx).output,
-               box.run("remote__echo", {"text": f"token={secret}"}, ctx).output]
+    outputs = [
+        box.run("read_file", {"path": "settings.py"}, ctx).output,
+        box.run("search", {"pattern": "KEY"}, ctx).output,
+        box.run("list_files", {}, ctx).output,
+        box.run("remote__echo", {"text": f"token={secret}"}, ctx).output,
+    ]
     for output in outputs:
         assert secret not in output and "[redacted: value of $PAYMENTS_API_KEY]" in output, output
 
@@ -54,8 +56,9 @@ def test_an_mcp_tools_result_is_redacted(ctx, monkeypatch):
     """The example server answers with the version its config gives it: here, a secret's value."""
     secret = "rel-token-5e4d3c2b1a"
     monkeypatch.setenv("RELEASE_API_TOKEN", secret)
-    entry = parse_entry("release", {"command": sys.executable, "args": [str(EXAMPLE)],
-                                    "env": {"RELEASE_VERSION": secret}})
+    entry = parse_entry(
+        "release", {"command": sys.executable, "args": [str(EXAMPLE)], "env": {"RELEASE_VERSION": secret}}
+    )
     with MCPHub([entry], ctx.workspace.parent / "logs") as hub:
         assert hub.statuses()[0].state == "ready", hub.statuses()[0].detail
         tool = {t.name: t for t in mcp_tools(hub)}["release__current_release"]

@@ -46,5 +46,17 @@ from tools.approval.policy import (
 )
 from tools.approval.preview import visible
 
-__all__ = ["ADVICE", "Analysis", "ApprovalPolicy", "ApprovalRequest", "Approver", "Ask", "Danger",
-           "Decision", "Mode", "Verdict", "analyse_command", "visible"]
+__all__ = [
+    "ADVICE",
+    "Analysis",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approver",
+    "Ask",
+    "Danger",
+    "Decision",
+    "Mode",
+    "Verdict",
+    "analyse_command",
+    "visible",
+]

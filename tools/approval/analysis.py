@@ -69,13 +69,16 @@ def analyse_command(command: str, workspace: Path) -> Analysis:
     workspace = Path(workspace).resolve()
     analysis = Analysis(commands=[], dangers=[])
     if len(command) > MAX_COMMAND_CHARS:
-        analysis.dangers.append(Danger(command=command[:200], kind="unchecked",
-                                       reason=f"is too long to check ({len(command)} characters)"))
+        analysis.dangers.append(
+            Danger(command=command[:200], kind="unchecked", reason=f"is too long to check ({len(command)} characters)")
+        )
         return analysis
     try:
         command.encode("utf-8")
     except UnicodeError:
-        analysis.dangers.append(Danger(command=command[:200], kind="unchecked", reason="holds characters that are not valid text"))
+        analysis.dangers.append(
+            Danger(command=command[:200], kind="unchecked", reason="holds characters that are not valid text")
+        )
         return analysis
     walker = _Walker(workspace, analysis, time.monotonic() + TIME_BUDGET_S)
     try:
@@ -96,7 +99,9 @@ class _Walker:
     count: int = 0
 
     def danger(self, node: Node | str, reason: str, kind: Kind = "destructive") -> None:
-        self.out.dangers.append(Danger(command=text(node) if isinstance(node, Node) else node, reason=reason, kind=kind))
+        self.out.dangers.append(
+            Danger(command=text(node) if isinstance(node, Node) else node, reason=reason, kind=kind)
+        )
 
     def tick(self, parts: int = 1) -> None:
         """Counts what was read (statements, words); stops past MAX_PARTS or the time budget."""
@@ -113,7 +118,9 @@ class _Walker:
             self.danger(source[:200], "is nested too deeply to check", "unchecked")
             return
         if JOINED_LINES.search(source):  # bash joins `r\<newline>m` into `rm`; tree-sitter splits it in two
-            self.danger(source[:200], "joins a word across lines with a backslash, which this check does not model", "unchecked")
+            self.danger(
+                source[:200], "joins a word across lines with a backslash, which this check does not model", "unchecked"
+            )
         root = parse(source.encode("utf-8", "surrogatepass"))
         if root.has_error:
             bad = first_error(root)
@@ -214,7 +221,11 @@ class _Walker:
         if body is not None:
             after = self.statement(body, state, depth + 1, stdin)
         for op, continuation in continuations:
-            if continuation.type == "pipeline" and continuation.children and continuation.children[0].type in ("|", "|&"):
+            if (
+                continuation.type == "pipeline"
+                and continuation.children
+                and continuation.children[0].type in ("|", "|&")
+            ):
                 self.pipeline(continuation.children, after, depth + 1, "pipe")
             elif op in ("|", "|&"):
                 self.statement(continuation, after, depth + 1, "pipe")
@@ -222,20 +233,27 @@ class _Walker:
                 after = self.statement(continuation, after if op == "&&" else settle(after), depth + 1)
         return after
 
-    def redirect(self, node: Node, state: State, depth: int, stdin: Arg | str,
-                 continuations: list[tuple[str, Node]]) -> Arg | str:
+    def redirect(
+        self, node: Node, state: State, depth: int, stdin: Arg | str, continuations: list[tuple[str, Node]]
+    ) -> Arg | str:
         """Checks where a redirection writes; returns what standard input becomes."""
         kind = node.type
         if kind == "file_redirect":
             self.expression(node, state, depth)
             op = next((c.type for c in node.children if not c.is_named), "")
-            destination = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children else None)
+            destination = node.child_by_field_name("destination") or (
+                node.named_children[-1] if node.named_children else None
+            )
             if destination is None:
                 return stdin
             if ">" in op and not (op in (">&", "<&") and re.fullmatch(r"\d+-?|-", text(destination))):
                 for target in word_values(destination):
                     if isinstance(target, Unknown):
-                        self.danger(node, f"writes to a file named by an expansion (`{target.text}`) that cannot be checked here", "unchecked")
+                        self.danger(
+                            node,
+                            f"writes to a file named by an expansion (`{target.text}`) that cannot be checked here",
+                            "unchecked",
+                        )
                     elif problem := write_target_problem(target, state.cwd, self.workspace):
                         self.danger(node, problem)
             return "file" if op == "<" else stdin
@@ -286,7 +304,9 @@ class _Walker:
                     self.sequence(current, state, depth + 1)
                 continue
             if current.type in EMBEDDED and current is not node:  # `env (rm -rf ~)`: not bash, but parsed
-                self.danger(current, "has a command where bash expects a word, which this check does not model", "unchecked")
+                self.danger(
+                    current, "has a command where bash expects a word, which this check does not model", "unchecked"
+                )
                 self.statement(current, state, depth + 1)
                 continue
             if current.type == "variable_assignment":
@@ -299,16 +319,20 @@ class _Walker:
             written = word if isinstance(word, str) else word.text
             if ASSIGNMENT.match(written):
                 name, value = written.split("=", 1)
-                for kind, reason in assignment_dangers(name, value if isinstance(word, str) else word,
-                                                       lambda script: self.script(script, state, depth + 1)):
+                for kind, reason in assignment_dangers(
+                    name, value if isinstance(word, str) else word, lambda script: self.script(script, state, depth + 1)
+                ):
                     self.danger(node, reason, kind)
 
     def assignment(self, node: Node, state: State, depth: int) -> None:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         values = word_values(value) if value is not None else [""]
-        for kind, reason in assignment_dangers(text(name) if name is not None else "", values[0] if len(values) == 1 else Unknown(text(node)),
-                                               lambda script: self.script(script, state, depth + 1)):
+        for kind, reason in assignment_dangers(
+            text(name) if name is not None else "",
+            values[0] if len(values) == 1 else Unknown(text(node)),
+            lambda script: self.script(script, state, depth + 1),
+        ):
             self.danger(node, reason, kind)
 
     # ------------------------------------------------------------ simple commands
@@ -345,8 +369,14 @@ class _Walker:
         program = program_name(unwrapped.words[0])
         if "env" in unwrapped.wrappers or program in DECLARATIONS:
             self.assignments(words[1:], node, state, depth)
-        call = Call(program=program, args=unwrapped.words[1:], wrappers=unwrapped.wrappers, cwd=state.cwd,
-                    workspace=self.workspace, stdin=stdin)
+        call = Call(
+            program=program,
+            args=unwrapped.words[1:],
+            wrappers=unwrapped.wrappers,
+            cwd=state.cwd,
+            workspace=self.workspace,
+            stdin=stdin,
+        )
         for kind, reason in command_dangers(call, lambda script: self.script(script, state, depth + 1)):
             self.danger(node, reason, kind)
         if program in ("cd", "pushd"):

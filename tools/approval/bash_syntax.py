@@ -193,8 +193,21 @@ def _sequence(first: str, last: str, step: str | None) -> list[str] | None:
 
 
 ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
-SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-                  "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+SIMPLE_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 
 def decode_ansi_c(body: str) -> str | None:
@@ -224,21 +237,71 @@ def decode_ansi_c(body: str) -> str | None:
 
 # Node types of tree-sitter-bash, as the analysis walks them
 SEQUENCES = {"program", "compound_statement", "do_group", "else_clause", "elif_clause"}
-CONDITIONAL = {"if_statement", "while_statement", "until_statement", "for_statement", "c_style_for_statement",
-               "case_statement", "case_item"}
-STATEMENTS = SEQUENCES | CONDITIONAL | {
-    "command", "list", "pipeline", "subshell", "redirected_statement", "negated_command", "function_definition",
-    "variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command", "ERROR",
+CONDITIONAL = {
+    "if_statement",
+    "while_statement",
+    "until_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "case_item",
 }
+STATEMENTS = (
+    SEQUENCES
+    | CONDITIONAL
+    | {
+        "command",
+        "list",
+        "pipeline",
+        "subshell",
+        "redirected_statement",
+        "negated_command",
+        "function_definition",
+        "variable_assignment",
+        "variable_assignments",
+        "declaration_command",
+        "unset_command",
+        "test_command",
+        "ERROR",
+    }
+)
 EMBEDDED = (STATEMENTS | SEQUENCES) - {"variable_assignment", "variable_assignments", "test_command", "ERROR"}
-ARITHMETIC = {"binary_expression", "unary_expression", "postfix_expression", "parenthesized_expression",
-              "ternary_expression", "number", "variable_name"}  # `(( x = 1 ))`
-DATA = ARITHMETIC | {"variable_assignment", "variable_assignments", "declaration_command", "unset_command", "test_command",
-        "comment"}
+ARITHMETIC = {
+    "binary_expression",
+    "unary_expression",
+    "postfix_expression",
+    "parenthesized_expression",
+    "ternary_expression",
+    "number",
+    "variable_name",
+}  # `(( x = 1 ))`
+DATA = ARITHMETIC | {
+    "variable_assignment",
+    "variable_assignments",
+    "declaration_command",
+    "unset_command",
+    "test_command",
+    "comment",
+}
 REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
-WORDS = {"word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion",
-         "expansion", "command_substitution", "process_substitution", "arithmetic_expansion", "brace_expression",
-         "extglob_pattern", "regex", "comment", "array"}
+WORDS = {
+    "word",
+    "string",
+    "raw_string",
+    "ansi_c_string",
+    "translated_string",
+    "concatenation",
+    "simple_expansion",
+    "expansion",
+    "command_substitution",
+    "process_substitution",
+    "arithmetic_expansion",
+    "brace_expression",
+    "extglob_pattern",
+    "regex",
+    "comment",
+    "array",
+}
 DECLARATIONS = {"export", "declare", "typeset", "readonly", "local"}  # reached as commands: `command export X=1`
 SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 

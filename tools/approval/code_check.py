@@ -8,16 +8,66 @@ import ast
 import re
 
 # modules that run commands, delete or move files, or reach everything else (importlib, ctypes, builtins)
-PYTHON_MODULES = {"os", "posix", "nt", "subprocess", "_posixsubprocess", "shutil", "pty", "ctypes", "cffi",
-                  "importlib", "runpy", "multiprocessing", "concurrent", "pathlib", "builtins", "code", "codeop",
-                  "pdb", "signal", "socket", "webbrowser", "tempfile", "fileinput", "pydoc", "asyncio",
-                  "zipfile", "tarfile", "distutils", "setuptools", "pip", "site", "threading", "_thread"}
-PYTHON_NAMES = {"exec", "eval", "compile", "__import__", "open", "getattr", "setattr", "delattr", "globals",
-                "locals", "vars", "breakpoint", "help", "input", "memoryview", "object", "type", "modules"}
+PYTHON_MODULES = {
+    "os",
+    "posix",
+    "nt",
+    "subprocess",
+    "_posixsubprocess",
+    "shutil",
+    "pty",
+    "ctypes",
+    "cffi",
+    "importlib",
+    "runpy",
+    "multiprocessing",
+    "concurrent",
+    "pathlib",
+    "builtins",
+    "code",
+    "codeop",
+    "pdb",
+    "signal",
+    "socket",
+    "webbrowser",
+    "tempfile",
+    "fileinput",
+    "pydoc",
+    "asyncio",
+    "zipfile",
+    "tarfile",
+    "distutils",
+    "setuptools",
+    "pip",
+    "site",
+    "threading",
+    "_thread",
+}
+PYTHON_NAMES = {
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "open",
+    "getattr",
+    "setattr",
+    "delattr",
+    "globals",
+    "locals",
+    "vars",
+    "breakpoint",
+    "help",
+    "input",
+    "memoryview",
+    "object",
+    "type",
+    "modules",
+}
 OTHER_CODE = re.compile(
     r"`|%x|\b(system|exec\w*|spawn\w*|popen\w*|qx|unlink\w*|rmtree|rm_r\w*|rm_rf|rmdir\w*|rm\w*Sync|rm|remove\w*|"
     r"FileUtils|child_process|process|eval|Function|import|require|open\w*|IO|Kernel|send|fork|syscall|"
-    r"shell_exec|passthru|proc_open|fs|Deno|Bun|File|Dir|os|io|load|do|glob|rename\w*|write\w*|chmod|chown|kill)\b")
+    r"shell_exec|passthru|proc_open|fs|Deno|Bun|File|Dir|os|io|load|do|glob|rename\w*|write\w*|chmod|chown|kill)\b"
+)
 MAX_CODE_CHARS = 20_000
 
 

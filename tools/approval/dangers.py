@@ -33,12 +33,30 @@ ARGUMENTS_MATTER = DELETERS | WRITERS | {"dd", "find", "eval", "trap", "alias", 
 
 
 # variables whose value a program runs as a command, and a few values that are plainly harmless
-COMMAND_VARIABLES = {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
-                     "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
-                     "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "BROWSER", "PROMPT_COMMAND"}
+COMMAND_VARIABLES = {
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "BROWSER",
+    "PROMPT_COMMAND",
+}
 # variables that make programs load code or configuration from elsewhere
-CODE_VARIABLES = re.compile(r"PATH|LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|IFS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|"
-                            r"PERL5OPT|RUBYOPT|NODE_OPTIONS|GIT_DIR|GIT_WORK_TREE|GIT_CEILING_DIRECTORIES")
+CODE_VARIABLES = re.compile(
+    r"PATH|LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|IFS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|"
+    r"PERL5OPT|RUBYOPT|NODE_OPTIONS|GIT_DIR|GIT_WORK_TREE|GIT_CEILING_DIRECTORIES"
+)
 
 
 def assignment_dangers(name: str, value: Arg, nested: Nested) -> Iterable[tuple[Kind, str]]:
@@ -59,7 +77,10 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
         yield "unchecked", f"runs `{program}` on arguments read from its input, which cannot be checked here"
         return
     if unknown is not None and program in ARGUMENTS_MATTER:
-        yield "unchecked", f"`{program}` gets an argument from an expansion (`{unknown.text}`) that cannot be checked here"
+        yield (
+            "unchecked",
+            f"`{program}` gets an argument from an expansion (`{unknown.text}`) that cannot be checked here",
+        )
         return
     static = [a for a in args if isinstance(a, str)]
     if program == "rm":
@@ -83,16 +104,25 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
         if static and static[-1] == "-1":
             yield "destructive", "kills every process you own"
         elif unknown is not None and unknown.text not in ("$!", "$$", '"$!"'):
-            yield "unchecked", f"`{program}` gets a process from an expansion (`{unknown.text}`) that could be -1 (every process)"
+            yield (
+                "unchecked",
+                f"`{program}` gets a process from an expansion (`{unknown.text}`) that could be -1 (every process)",
+            )
     elif program in ("mv", "unlink", "shred", "truncate", "touch", "rmdir", "mkdir", "cp", "ln", "install", "tee"):
         yield from moves_and_copies_dangers(call, static)
     elif program == "rsync":
         yield from rsync_dangers(call, static)
-    elif program in ("sed", "perl") and any(a.startswith(("-i", "--in-place")) or (program == "perl" and re.fullmatch(r"-\w*i\w*", a)) for a in static):
-        problem = next(filter(None, (git_internal(t, call.cwd, call.workspace) for t in static if not t.startswith("-"))), None)
+    elif program in ("sed", "perl") and any(
+        a.startswith(("-i", "--in-place")) or (program == "perl" and re.fullmatch(r"-\w*i\w*", a)) for a in static
+    ):
+        problem = next(
+            filter(None, (git_internal(t, call.cwd, call.workspace) for t in static if not t.startswith("-"))), None
+        )
         if problem:
             yield "destructive", problem
-    if (names := RUNS_PROGRAMS.get(program)) and (option := next((o for o in static if _runs_program(o, *names)), None)):
+    if (names := RUNS_PROGRAMS.get(program)) and (
+        option := next((o for o in static if _runs_program(o, *names)), None)
+    ):
         yield "unchecked", f"runs a program given in `{option}`, which cannot be checked here"
     elif program in AWKS or program == "sed":
         yield from script_language_dangers(program, static)
@@ -111,7 +141,9 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
             if "=" in definition:
                 nested(definition.split("=", 1)[1])
     elif program == "watch":
-        _, operands = options_and_operands(static, takes_value={"-n", "--interval", "-d", "--differences", "-q", "--equexit"})
+        _, operands = options_and_operands(
+            static, takes_value={"-n", "--interval", "-d", "--differences", "-q", "--equexit"}
+        )
         nested(" ".join(operands))
     elif program == "env":
         split = next((i for i, a in enumerate(static) if a in ("-S", "--split-string")), None)
@@ -123,18 +155,20 @@ def command_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
 
 # options that make an ordinary tool run a program: (long option names, short options)
 RUNS_PROGRAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "tar": (("to-command", "checkpoint-action", "use-compress-program", "info-script", "new-volume-script",
-             "rsh-command"), ("-I", "-F")),
+    "tar": (
+        ("to-command", "checkpoint-action", "use-compress-program", "info-script", "new-volume-script", "rsh-command"),
+        ("-I", "-F"),
+    ),
     "rsync": (("rsh", "rsync-path"), ("-e",)),
     "zip": (("unzip-command",), ("-TT",)),
     "ssh": (("ProxyCommand", "LocalCommand"), ("-oProxyCommand", "-oLocalCommand")),
     "scp": (("ProxyCommand",), ("-S", "-oProxyCommand")),
-    "vim": (("cmd",), ("-c", "+")), "vi": (("cmd",), ("-c", "+")), "nvim": (("cmd",), ("-c", "+")),
+    "vim": (("cmd",), ("-c", "+")),
+    "vi": (("cmd",), ("-c", "+")),
+    "nvim": (("cmd",), ("-c", "+")),
     "emacs": (("eval", "execute"), ()),
 }
 
 
 def _runs_program(option: str, names: tuple[str, ...], shorts: tuple[str, ...]) -> bool:
     return long_option(option, names) or option.startswith(shorts) or any(n in option for n in names if n[0].isupper())
-
-

@@ -23,14 +23,20 @@ def rm_dangers(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
     dash_glob = "--" not in args and any(GLOB.match(t) for t in operands)
     recursive = _recursive(options, "rR") or dash_glob
     for target in operands:
-        problem = delete_target_problem(target, call.cwd, call.workspace) if recursive else git_internal(target, call.cwd, call.workspace)
+        problem = (
+            delete_target_problem(target, call.cwd, call.workspace)
+            if recursive
+            else git_internal(target, call.cwd, call.workspace)
+        )
         if problem:
             yield "destructive", f"deletes recursively: {problem}" if recursive else problem
 
 
 def chmod_dangers(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
     options, operands = options_and_operands(args)
-    no_mode = any(o.startswith("--ref") for o in options) or (call.program == "chmod" and any(re.fullmatch(r"-[rwxXst]+", o) for o in options))
+    no_mode = any(o.startswith("--ref") for o in options) or (
+        call.program == "chmod" and any(re.fullmatch(r"-[rwxXst]+", o) for o in options)
+    )
     recursive = _recursive(options, "R")
     for target in operands if no_mode else operands[1:]:
         problem = delete_target_problem(target, call.cwd, call.workspace) if recursive else None
@@ -44,8 +50,10 @@ def chmod_dangers(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
 
 def moves_and_copies_dangers(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
     """Writes into .git internals, and `mv` moving away what may not be deleted."""
-    options, operands = options_and_operands(args, takes_value={"-t", "--target-directory", "-S", "--suffix",
-                                                                "-m", "--mode", "-o", "--owner", "-g", "--group"})
+    options, operands = options_and_operands(
+        args,
+        takes_value={"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"},
+    )
     moves = call.program in ("mv", "cp", "ln", "install")
     explicit = option_value(options, "-t", ("target-directory",)) if moves else []
     if moves:
@@ -68,8 +76,12 @@ def rsync_dangers(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
     if len(operands) < 2:
         return
     *sources, dest = operands
-    if any(long_option(o, ("delete", "delete-before", "delete-during", "delete-after", "delete-delay",
-                              "delete-excluded", "del")) for o in options):
+    if any(
+        long_option(
+            o, ("delete", "delete-before", "delete-during", "delete-after", "delete-delay", "delete-excluded", "del")
+        )
+        for o in options
+    ):
         if re.match(r"[^/]*:", dest):
             yield "destructive", f"deletes files on another machine (`{dest}`)"
         elif problem := delete_target_problem(dest, call.cwd, call.workspace):
@@ -84,7 +96,9 @@ def rsync_dangers(call: Call, args: list[str]) -> Iterable[tuple[Kind, str]]:
 
 def find_dangers(call: Call, args: list[str], nested: Nested) -> Iterable[tuple[Kind, str]]:
     index = 0
-    while (index < len(args) and args[index] in ("-H", "-L", "-P")) or (index < len(args) and args[index].startswith("-D")):
+    while (index < len(args) and args[index] in ("-H", "-L", "-P")) or (
+        index < len(args) and args[index].startswith("-D")
+    ):
         index += 1
     starts: list[str] = []
     while index < len(args) and not args[index].startswith(("-", "(", "!")):
@@ -94,16 +108,28 @@ def find_dangers(call: Call, args: list[str], nested: Nested) -> Iterable[tuple[
     deletes = "-delete" in expression
     for position, word in enumerate(expression):
         if word in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = next((i for i in range(position + 1, len(expression)) if expression[i] in (";", "+")), len(expression))
+            end = next(
+                (i for i in range(position + 1, len(expression)) if expression[i] in (";", "+")), len(expression)
+            )
             executed = expression[position + 1 : end]
             if executed:
                 runs = unwrap(list(executed))
                 program = program_name(runs.words[0]) if runs.words else ""
-                deletes = deletes or bool(runs.problem) or program in DELETERS or program == "git" or is_interpreter(program) \
-                    or program in SOURCE or program in ("eval", "xargs", "dd", "find")
+                deletes = (
+                    deletes
+                    or bool(runs.problem)
+                    or program in DELETERS
+                    or program == "git"
+                    or is_interpreter(program)
+                    or program in SOURCE
+                    or program in ("eval", "xargs", "dd", "find")
+                )
                 nested(" ".join(_quote(w) for w in executed))
-        elif word in ("-fprint", "-fprint0", "-fprintf", "-fls") and position + 1 < len(expression) and \
-                (problem := write_target_problem(expression[position + 1], call.cwd, call.workspace)):
+        elif (
+            word in ("-fprint", "-fprint0", "-fprintf", "-fls")
+            and position + 1 < len(expression)
+            and (problem := write_target_problem(expression[position + 1], call.cwd, call.workspace))
+        ):
             yield "destructive", problem
     if deletes:
         # the workspace itself may be the start only when a name test picks what goes (`find . -name '*.pyc'

@@ -19,21 +19,77 @@ Kind = Literal["destructive", "unchecked"]
 # configuration keys (lower case; subsections as `*`) whose value git runs as a program, or that load more
 # configuration that could
 EXEC_KEYS = (
-    "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand", "core.gitproxy",
-    "core.askpass", "core.alternaterefscommand", "core.worktree", "sequence.editor", "pager.*", "alias.*",
-    "filter.*", "diff.external", "diff.*.textconv", "diff.*.command", "difftool.*", "merge.*.driver",
-    "mergetool.*", "credential.helper", "credential.*", "gpg.program", "gpg.*.program", "include.path",
-    "includeif.*", "uploadpack.packobjectshook", "remote.*.uploadpack", "remote.*.receivepack", "remote.*.vcs",
-    "protocol.*", "url.*", "hook.*", "submodule.*", "browser.*", "web.browser", "man.*", "instaweb.*",
-    "sendemail.*", "ssh.variant", "receive.procreceiverefs", "safe.directory", "init.templatedir",
-    "feature.*", "extensions.*", "gc.*", "maintenance.*", "trace2.*",
+    "core.fsmonitor",
+    "core.hookspath",
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.gitproxy",
+    "core.askpass",
+    "core.alternaterefscommand",
+    "core.worktree",
+    "sequence.editor",
+    "pager.*",
+    "alias.*",
+    "filter.*",
+    "diff.external",
+    "diff.*.textconv",
+    "diff.*.command",
+    "difftool.*",
+    "merge.*.driver",
+    "mergetool.*",
+    "credential.helper",
+    "credential.*",
+    "gpg.program",
+    "gpg.*.program",
+    "include.path",
+    "includeif.*",
+    "uploadpack.packobjectshook",
+    "remote.*.uploadpack",
+    "remote.*.receivepack",
+    "remote.*.vcs",
+    "protocol.*",
+    "url.*",
+    "hook.*",
+    "submodule.*",
+    "browser.*",
+    "web.browser",
+    "man.*",
+    "instaweb.*",
+    "sendemail.*",
+    "ssh.variant",
+    "receive.procreceiverefs",
+    "safe.directory",
+    "init.templatedir",
+    "feature.*",
+    "extensions.*",
+    "gc.*",
+    "maintenance.*",
+    "trace2.*",
 )
 # programs a pager or editor setting may name without running anything that matters (`PAGER=cat`)
 HARMLESS_COMMANDS = {"", "cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX"}
 PAGER_KEYS = ("core.pager", "pager.*", "core.editor", "sequence.editor")
 # subcommands whose arguments may come from expansions: none of their options runs a program or loses work
-ARGS_MAY_VARY = {"add", "commit", "status", "log", "show", "diff", "blame", "rev-parse", "ls-files", "describe",
-                 "shortlog", "cat-file", "init", "version", "rev-list", "merge-base", "ls-tree"}
+ARGS_MAY_VARY = {
+    "add",
+    "commit",
+    "status",
+    "log",
+    "show",
+    "diff",
+    "blame",
+    "rev-parse",
+    "ls-files",
+    "describe",
+    "shortlog",
+    "cat-file",
+    "init",
+    "version",
+    "rev-list",
+    "merge-base",
+    "ls-tree",
+}
 PUSH = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
 RUNS_PROGRAM = ("upload-pack", "receive-pack", "exec", "open-files-in-pager", "extcmd")
 
@@ -42,7 +98,9 @@ def exec_key(key: str) -> bool:
     section, _, rest = key.partition(".")
     name = rest.rpartition(".")[2]
     normalised = f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}" if rest else key.lower()
-    return any(fnmatch.fnmatchcase(normalised, pattern) or fnmatch.fnmatchcase(key.lower(), pattern) for pattern in EXEC_KEYS)
+    return any(
+        fnmatch.fnmatchcase(normalised, pattern) or fnmatch.fnmatchcase(key.lower(), pattern) for pattern in EXEC_KEYS
+    )
 
 
 def _runs_program(key: str, value: str | None) -> bool:
@@ -53,21 +111,35 @@ def _runs_program(key: str, value: str | None) -> bool:
     return not (harmless and any(fnmatch.fnmatchcase(key.lower(), pattern) for pattern in PAGER_KEYS))
 
 
-def git_dangers(args: list[Arg], cwd: Path | None, workspace: Path,
-                nested: Callable[[str], None]) -> Iterable[tuple[Kind, str]]:
+def git_dangers(
+    args: list[Arg], cwd: Path | None, workspace: Path, nested: Callable[[str], None]
+) -> Iterable[tuple[Kind, str]]:
     index = 0
     while index < len(args):
         arg = args[index]
         if isinstance(arg, Unknown):
-            yield "unchecked", f"git gets an option or subcommand from an expansion (`{arg.text}`) that cannot be checked here"
+            yield (
+                "unchecked",
+                f"git gets an option or subcommand from an expansion (`{arg.text}`) that cannot be checked here",
+            )
             return
         if not arg.startswith("-"):
             break
-        value = args[index + 1] if arg in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env") and index + 1 < len(args) else None
+        value = (
+            args[index + 1]
+            if arg in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env") and index + 1 < len(args)
+            else None
+        )
         if isinstance(value, Unknown):
             yield "unchecked", f"git gets `{arg}` from an expansion (`{value.text}`) that cannot be checked here"
             return
-        setting = value if arg in ("-c", "--config-env") else arg.split("=", 1)[1] if arg.startswith("--config-env=") else None
+        setting = (
+            value
+            if arg in ("-c", "--config-env")
+            else arg.split("=", 1)[1]
+            if arg.startswith("--config-env=")
+            else None
+        )
         key, _, setting_value = (setting or "").partition("=")  # --config-env=KEY=ENVVAR: the value is not known
         if setting is not None and (_runs_program(key, setting_value) if arg == "-c" else exec_key(key)):
             yield "destructive", f"sets `{setting.split('=', 1)[0]}`, which makes git run a program (`{arg} {setting}`)"
@@ -82,13 +154,20 @@ def git_dangers(args: list[Arg], cwd: Path | None, workspace: Path,
     rest = args[index + 1 :]
     unknown = next((a for a in rest if isinstance(a, Unknown)), None)
     if unknown is not None and sub not in ARGS_MAY_VARY:
-        yield "unchecked", f"`git {sub}` gets an argument from an expansion (`{unknown.text}`) that cannot be checked here"
+        yield (
+            "unchecked",
+            f"`git {sub}` gets an argument from an expansion (`{unknown.text}`) that cannot be checked here",
+        )
         return
     words = [a for a in rest if isinstance(a, str)]
     options, operands = options_and_operands(words)
     for option in options:
-        if long_option(option, RUNS_PROGRAM) or (sub in ("clone", "ls-remote") and option.startswith("-u")) \
-                or (sub == "grep" and option.startswith("-O")) or (sub in ("clone", "submodule") and option in ("-c", "--config")):
+        if (
+            long_option(option, RUNS_PROGRAM)
+            or (sub in ("clone", "ls-remote") and option.startswith("-u"))
+            or (sub == "grep" and option.startswith("-O"))
+            or (sub in ("clone", "submodule") and option in ("-c", "--config"))
+        ):
             yield "destructive", f"makes git run a program given on its command line (`{option}`)"
             return
     if sub == "clone" and any(o.startswith(("--config=", "-c=")) for o in options):
@@ -102,12 +181,20 @@ def git_dangers(args: list[Arg], cwd: Path | None, workspace: Path,
 def _push(options, operands, words, cwd, workspace, nested):
     for option in options:
         if long_option(option, PUSH):
-            what = "deletes remote branches" if long_option(option, ("delete", "prune")) else \
-                   "overwrites and deletes remote branches" if long_option(option, ("mirror",)) else "rewrites remote history"
+            what = (
+                "deletes remote branches"
+                if long_option(option, ("delete", "prune"))
+                else "overwrites and deletes remote branches"
+                if long_option(option, ("mirror",))
+                else "rewrites remote history"
+            )
             yield "destructive", f"{what} (`{option}`)"
             return
         if short_cluster(option, "fd"):
-            yield "destructive", f"{'rewrites remote history' if short_cluster(option, 'f') else 'deletes remote branches'} (`{option}`)"
+            yield (
+                "destructive",
+                f"{'rewrites remote history' if short_cluster(option, 'f') else 'deletes remote branches'} (`{option}`)",
+            )
             return
     for refspec in operands[1:]:
         if refspec.startswith("+") and len(refspec) > 1:
@@ -147,7 +234,8 @@ def _is_path(operand: str, cwd: Path | None) -> bool:
 
 def _restore(options, operands, words, cwd, workspace, nested):
     staged_only = any(long_option(o, ("staged",)) or short_cluster(o, "S") for o in options) and not any(
-        long_option(o, ("worktree",)) or short_cluster(o, "W") for o in options)
+        long_option(o, ("worktree",)) or short_cluster(o, "W") for o in options
+    )
     if not staged_only:
         yield "destructive", "discards uncommitted changes in the working tree"
 
@@ -180,9 +268,28 @@ def _config(options, operands, words, cwd, workspace, nested):
     if any(long_option(o, ("edit",)) or short_cluster(o, "e") for o in options) or operands[:1] == ["edit"]:
         yield "unchecked", "opens git configuration in an editor, so any setting could change"
         return
-    reading = any(long_option(o, ("get", "get-all", "get-regexp", "get-urlmatch", "list", "unset", "unset-all",
-                                  "remove-section", "rename-section", "show-origin", "show-scope", "null", "name-only"))
-                  or short_cluster(o, "lz") for o in options)
+    reading = any(
+        long_option(
+            o,
+            (
+                "get",
+                "get-all",
+                "get-regexp",
+                "get-urlmatch",
+                "list",
+                "unset",
+                "unset-all",
+                "remove-section",
+                "rename-section",
+                "show-origin",
+                "show-scope",
+                "null",
+                "name-only",
+            ),
+        )
+        or short_cluster(o, "lz")
+        for o in options
+    )
     if operands[:1] in (["get"], ["list"], ["unset"], ["remove-section"], ["rename-section"]):
         return
     if operands[:1] == ["set"]:
@@ -200,8 +307,13 @@ CONFIG_VALUED = {"-f", "--file", "--blob", "--type", "--default", "--comment", "
 
 def _rebase(options, operands, words, cwd, workspace, nested):
     for index, word in enumerate(words):
-        command = words[index + 1] if word in ("-x", "--exec") and index + 1 < len(words) else \
-            word.split("=", 1)[1] if word.startswith("--exec=") else None
+        command = (
+            words[index + 1]
+            if word in ("-x", "--exec") and index + 1 < len(words)
+            else word.split("=", 1)[1]
+            if word.startswith("--exec=")
+            else None
+        )
         if command is not None:
             nested(command)
     yield from ()  # only scripts to read, no danger of its own
@@ -242,7 +354,21 @@ def _reflog(options, operands, words, cwd, workspace, nested):
         yield "destructive", "deletes reflog entries, the way back to lost commits"
 
 
-HANDLERS = {"push": _push, "reset": _reset, "checkout": _checkout, "restore": _restore, "switch": _switch,
-            "clean": _clean, "branch": _branch, "stash": _stash, "config": _config, "rebase": _rebase,
-            "bisect": _bisect, "submodule": _submodule, "rm": _rm, "filter-branch": _rewrites,
-            "filter-repo": _rewrites, "reflog": _reflog}
+HANDLERS = {
+    "push": _push,
+    "reset": _reset,
+    "checkout": _checkout,
+    "restore": _restore,
+    "switch": _switch,
+    "clean": _clean,
+    "branch": _branch,
+    "stash": _stash,
+    "config": _config,
+    "rebase": _rebase,
+    "bisect": _bisect,
+    "submodule": _submodule,
+    "rm": _rm,
+    "filter-branch": _rewrites,
+    "filter-repo": _rewrites,
+    "reflog": _reflog,
+}

@@ -39,7 +39,10 @@ def shell_dangers(call: Call, nested: Nested) -> Iterable[tuple[Kind, str]]:
     shell = call.program in SHELLS
     for index, arg in enumerate(args):
         if isinstance(arg, Unknown):
-            yield "unchecked", f"`{call.program}` gets an option or script from an expansion (`{arg.text}`) that cannot be checked here"
+            yield (
+                "unchecked",
+                f"`{call.program}` gets an option or script from an expansion (`{arg.text}`) that cannot be checked here",
+            )
             return
         if arg in ("-c", "--command") or (shell and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg)):
             rest = args[index + 1 :]
@@ -68,7 +71,10 @@ def interpreter_dangers(call: Call) -> Iterable[tuple[Kind, str]]:
     while index < len(args):
         arg = args[index]
         if isinstance(arg, Unknown):
-            yield "unchecked", f"`{call.program}` gets an option, script or code from an expansion (`{arg.text}`) that cannot be checked here"
+            yield (
+                "unchecked",
+                f"`{call.program}` gets an option, script or code from an expansion (`{arg.text}`) that cannot be checked here",
+            )
             return
         if arg == "-" or arg == "--":
             break

@@ -44,8 +44,9 @@ def _below(resolved: str, relative: str) -> Path:
     return Path(current)
 
 
-def delete_target_problem(raw: str, cwd: Path | None, workspace: Path, *, allow_root: bool = False,
-                          allow_git: bool = False) -> str | None:
+def delete_target_problem(
+    raw: str, cwd: Path | None, workspace: Path, *, allow_root: bool = False, allow_git: bool = False
+) -> str | None:
     """Why deleting `raw` recursively needs a person, or None for a path strictly inside the workspace
     (`allow_root`: the workspace itself is fine too, for `find . -name x -delete`)."""
     if not raw or raw == "{}":

@@ -68,12 +68,20 @@ class ApprovalPolicy(BaseModel):
             analysis = analyse_command(command, workspace)
             commands, dangers = analysis.commands, analysis.dangers
         for rule in self.deny:
-            if tool_rule_matches(rule, tool.name, server) or any(command_rule_matches(rule, w, deny=True) for w in commands):
-                return Verdict(action="refuse", why="deny-rule", subject=subject, reason=f"matches the deny rule `{rule}`")
+            if tool_rule_matches(rule, tool.name, server) or any(
+                command_rule_matches(rule, w, deny=True) for w in commands
+            ):
+                return Verdict(
+                    action="refuse", why="deny-rule", subject=subject, reason=f"matches the deny rule `{rule}`"
+                )
         if dangers:  # destructive ones first: they say the most
             danger = min(dangers, key=lambda d: d.kind != "destructive")
-            return Verdict(action="ask" if self.mode == "ask" else "refuse", why=danger.kind,
-                           subject=danger.command, reason=danger.reason)
+            return Verdict(
+                action="ask" if self.mode == "ask" else "refuse",
+                why=danger.kind,
+                subject=danger.command,
+                reason=danger.reason,
+            )
         if any(tool_rule_matches(rule, tool.name, server) for rule in self.allow) or (
             commands and all(any(command_rule_matches(rule, w) for rule in self.allow) for w in commands)
         ):
@@ -86,15 +94,19 @@ class ApprovalPolicy(BaseModel):
             return Verdict(action="ask", why="unlisted", subject=subject, reason="no allow rule covers it")
         uncovered = next((w for w in commands if not any(command_rule_matches(r, w) for r in self.allow)), None)
         part = f" (no rule covers `{_clip(shlex.join(uncovered), 80)}`)" if uncovered and len(commands) > 1 else ""
-        return Verdict(action="refuse", why="unlisted", subject=subject,
-                       reason=f"is not allowed by any allow rule{part} (approval mode never-ask)")
+        return Verdict(
+            action="refuse",
+            why="unlisted",
+            subject=subject,
+            reason=f"is not allowed by any allow rule{part} (approval mode never-ask)",
+        )
 
 
 ADVICE = {
     "deny-rule": "Do the task another way, or ask the user to do this.",
     "destructive": "Commands like this never run without a person's approval: ask the user to do it, or do the task another way.",
     "unchecked": "Write the command out literally (no variables, substitutions or generated code in the program name, its "
-                 "options or its targets), or ask the user to run it.",
+    "options or its targets), or ask the user to run it.",
     "unlisted": "Do the task another way, or ask the user to add an allow rule for it (`allow` in .agent/config.toml).",
 }
 
@@ -111,7 +123,9 @@ class Approver:
         try:
             return self._review(tool, arguments, Path(workspace).resolve())
         except Exception as exc:  # noqa: BLE001 - fail closed, and tell the model why
-            return Decision(allowed=False, reason=f"refused by the approval policy: the check failed ({type(exc).__name__}: {exc})")
+            return Decision(
+                allowed=False, reason=f"refused by the approval policy: the check failed ({type(exc).__name__}: {exc})"
+            )
 
     def _review(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Decision:
         verdict = self.policy.evaluate(tool, arguments, workspace)
@@ -119,22 +133,36 @@ class Approver:
             return Decision(allowed=True, reason=verdict.reason)
         subject = _clip(verdict.subject)
         if verdict.action == "refuse":
-            return Decision(allowed=False, reason=f"refused by the approval policy: `{subject}` {verdict.reason}. {ADVICE[verdict.why]}")
-        request = ApprovalRequest(tool=tool.name, subject=verdict.subject, reason=verdict.reason,
-                                  preview=tool.preview(arguments, workspace), preview_syntax=tool.preview_syntax,
-                                  destructive=verdict.why == "destructive", unchecked=verdict.why == "unchecked")
+            return Decision(
+                allowed=False,
+                reason=f"refused by the approval policy: `{subject}` {verdict.reason}. {ADVICE[verdict.why]}",
+            )
+        request = ApprovalRequest(
+            tool=tool.name,
+            subject=verdict.subject,
+            reason=verdict.reason,
+            preview=tool.preview(arguments, workspace),
+            preview_syntax=tool.preview_syntax,
+            destructive=verdict.why == "destructive",
+            unchecked=verdict.why == "unchecked",
+        )
         answer = self.ask(request) if self.ask else None
         if answer is None:
-            return Decision(allowed=False, reason=(
-                f"refused by the approval policy: `{subject}` needs a person's approval ({verdict.reason}), but there is "
-                "no terminal to ask on (the user can run with --approval auto or add an allow rule). Do the task another way."))
+            return Decision(
+                allowed=False,
+                reason=(
+                    f"refused by the approval policy: `{subject}` needs a person's approval ({verdict.reason}), but there is "
+                    "no terminal to ask on (the user can run with --approval auto or add an allow rule). Do the task another way."
+                ),
+            )
         if answer:
             return Decision(allowed=True, reason="approved by the user")
-        return Decision(allowed=False, reason=f"refused: the user declined `{subject}`. Do not retry it; do the task another way or ask the user.")
+        return Decision(
+            allowed=False,
+            reason=f"refused: the user declined `{subject}`. Do not retry it; do the task another way or ask the user.",
+        )
 
 
 def _clip(text: str, limit: int = 200) -> str:
     text = " ".join(visible(text).replace("`", "'").split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-

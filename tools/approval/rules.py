@@ -21,7 +21,9 @@ def tool_rule_matches(rule: str, tool: str, server: str | None) -> bool:
     if not pattern:
         return False
     if kind == "mcp":
-        return (server is not None and fnmatch.fnmatchcase(server, pattern)) or fnmatch.fnmatchcase(tool, f"{pattern}__*")
+        return (server is not None and fnmatch.fnmatchcase(server, pattern)) or fnmatch.fnmatchcase(
+            tool, f"{pattern}__*"
+        )
     if kind == "tool" or (kind == "bare" and len(pattern.split()) == 1):
         return fnmatch.fnmatchcase(tool, pattern)
     return False
@@ -35,9 +37,7 @@ def command_rule_matches(rule: str, words: list[str], deny: bool = False) -> boo
     prefix = split_words(pattern)
     args: list[Arg] = list(words)
     candidates = [words, [w for w in unwrap(args).words if isinstance(w, str)]] if deny else [words]
-    return any(
-        len(c) >= len(prefix) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(c, prefix)) for c in candidates
-    )
+    return any(len(c) >= len(prefix) and all(fnmatch.fnmatchcase(w, p) for w, p in zip(c, prefix)) for c in candidates)
 
 
 def split_words(text: str) -> list[str]:

@@ -18,13 +18,17 @@ from agent.evals.tasks import load_folder_suite
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
 FINISH = "<finish><summary>done</summary></finish>"
-MEDIAN_FIX = ("<write_file>\n<path>stats.py</path>\n<content>\ndef mean(values):\n    return sum(values) / len(values)\n\n\n"
-              "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
-              "    if len(ordered) % 2:\n        return ordered[middle]\n"
-              "    return (ordered[middle - 1] + ordered[middle]) / 2\n</content>\n</write_file>")
-MEDIAN_HALF_FIX = MEDIAN_FIX.replace("    if len(ordered) % 2:\n        return ordered[middle]\n"
-                                     "    return (ordered[middle - 1] + ordered[middle]) / 2\n",
-                                     "    return ordered[middle]\n")
+MEDIAN_FIX = (
+    "<write_file>\n<path>stats.py</path>\n<content>\ndef mean(values):\n    return sum(values) / len(values)\n\n\n"
+    "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
+    "    if len(ordered) % 2:\n        return ordered[middle]\n"
+    "    return (ordered[middle - 1] + ordered[middle]) / 2\n</content>\n</write_file>"
+)
+MEDIAN_HALF_FIX = MEDIAN_FIX.replace(
+    "    if len(ordered) % 2:\n        return ordered[middle]\n"
+    "    return (ordered[middle - 1] + ordered[middle]) / 2\n",
+    "    return ordered[middle]\n",
+)
 CONFIG = Config(max_steps=4, attempts=1, mcp=False)
 
 
@@ -35,7 +39,9 @@ def median_task():
 @pytest.mark.slow  # runs whole suites of agent runs
 def test_the_hidden_check_decides_not_the_agents_own_tests(scripted, tmp_path):
     """Both fixes pass the repository's own tests; only the right one passes the check the agent never saw."""
-    records = run_suite(median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]), tmp_path)
+    records = run_suite(
+        median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]), tmp_path
+    )
     assert [(r.seed, r.passed, r.status) for r in records] == [(1, True, "finished"), (2, False, "finished")]
     assert "AssertionError" in records[1].check_tail
     work = tmp_path / "work" / "median-bug-s1"
@@ -60,19 +66,24 @@ def test_humaneval_problems_become_repository_tasks_checked_by_their_own_tests(s
     assert len(tasks) == 40 and tasks[1].id == "HumanEval-4" and len(load_humaneval()) == 164
     task = tasks[0]  # HumanEval/0: has_close_elements
     stub = task.start_files["solution.py"]
-    right = stub.replace("    raise NotImplementedError\n", "    return any(abs(a - b) < threshold for i, a in "
-                         "enumerate(numbers) for b in numbers[i + 1:])\n")
+    right = stub.replace(
+        "    raise NotImplementedError\n",
+        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",
+    )
     wrong = stub.replace("    raise NotImplementedError\n", "    return False\n")
-    replies = [f"<write_file>\n<path>solution.py</path>\n<content>\n{code}</content>\n</write_file>\n{FINISH}"
-               for code in (right, wrong)]
+    replies = [
+        f"<write_file>\n<path>solution.py</path>\n<content>\n{code}</content>\n</write_file>\n{FINISH}"
+        for code in (right, wrong)
+    ]
     records = run_suite([task], [1, 2], CONFIG, scripted(replies), tmp_path)
     assert [r.passed for r in records] == [True, False]
 
 
 @pytest.mark.slow  # runs whole suites of agent runs
 def test_the_report_and_compare_put_runs_side_by_side(scripted, tmp_path):
-    records = run_suite(median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]),
-                        tmp_path / "a")
+    records = run_suite(
+        median_task(), [1, 2], CONFIG, scripted([MEDIAN_FIX, FINISH, MEDIAN_HALF_FIX, FINISH]), tmp_path / "a"
+    )
     settings = EvalSettings(suite="tasks", mode="agent", backend="scripted", max_steps=4, temperature=0.2)
     (tmp_path / "a" / "settings.json").write_text(settings.model_dump_json())
     paths = write_report(tmp_path / "a", settings, records)
@@ -104,8 +115,9 @@ def test_the_cli_runs_a_real_model_and_reports_what_holds_at_any_seed(tmp_path, 
     """The whole path on the real embedded model: one HumanEval problem answered in one reply, checked, reported.
     Whether it passes is the model's business (pass rates are measured, not asserted); the figures must be real."""
     out = tmp_path / "he"
-    result = CliRunner().invoke(app, ["eval", "run", "humaneval-40", "--limit", "1", "--mode", "single-reply",
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["eval", "run", "humaneval-40", "--limit", "1", "--mode", "single-reply", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     (record,) = read_records(out / "results.jsonl")
     assert record.task == "HumanEval-0" and record.completion_tokens > 10 and record.prompt_tokens > 100
@@ -118,13 +130,14 @@ def test_a_peer_agent_runs_in_the_task_folder_under_the_sandbox_and_gets_the_sam
     """--mode command: the peer (here a script standing in for mini-swe-agent) sees the task through EVAL_* and
     the same prepared repository; it cannot write outside it; the same hidden check decides."""
     outside = Path.home() / f".dflash-eval-escape-{tmp_path.name}"  # not under /tmp: the sandbox has its own
-    peer = ("set -e; case \"$EVAL_TASK\" in *median*) ;; *) exit 3;; esac; test \"$EVAL_SEED\" = 3; "
-            "sed -i 's/    return values\\[middle - 1\\]/    v = sorted(values); m = len(v) \\/\\/ 2; "
-            "return v[m] if len(v) % 2 else (v[m - 1] + v[m]) \\/ 2/' stats.py; "
-            f"touch {outside} 2>/dev/null || true; echo '{{\"status\": \"finished\", \"steps\": 7}}'")
+    peer = (
+        'set -e; case "$EVAL_TASK" in *median*) ;; *) exit 3;; esac; test "$EVAL_SEED" = 3; '
+        "sed -i 's/    return values\\[middle - 1\\]/    v = sorted(values); m = len(v) \\/\\/ 2; "
+        "return v[m] if len(v) % 2 else (v[m - 1] + v[m]) \\/ 2/' stats.py; "
+        f'touch {outside} 2>/dev/null || true; echo \'{{"status": "finished", "steps": 7}}\''
+    )
     config = CONFIG.model_copy(update={"endpoint": "http://127.0.0.1:9/v1"})
-    (record,) = run_suite(median_task(), [3], config, None, tmp_path / "out", mode="command",
-                          agent_command=peer)
+    (record,) = run_suite(median_task(), [3], config, None, tmp_path / "out", mode="command", agent_command=peer)
     assert record.passed and record.steps == 7 and record.status == "finished", record
     assert not outside.exists(), "the peer runs under the sandbox: no writes outside its folder"
 
@@ -136,7 +149,21 @@ def test_ctrl_c_keeps_the_results_and_says_how_to_go_on(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(runner, "run_one", interrupted)
-    out = CliRunner().invoke(app, ["eval", "run", str(SUITE / "median-bug"), "--out", str(tmp_path / "o"),
-                                   "--endpoint", "http://127.0.0.1:9/v1", "--mode", "command", "--agent-command", "true"])
+    out = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "run",
+            str(SUITE / "median-bug"),
+            "--out",
+            str(tmp_path / "o"),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--mode",
+            "command",
+            "--agent-command",
+            "true",
+        ],
+    )
     assert out.exit_code == 130 and "the same command goes on where it stopped" in out.output
     assert (tmp_path / "o" / "settings.json").is_file()

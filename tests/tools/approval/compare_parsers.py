@@ -35,7 +35,9 @@ def load(path: Path, name: str) -> types.ModuleType:
 
 
 def old_analysis(rev: str) -> types.ModuleType:
-    source = subprocess.run(["git", "show", f"{rev}:tools/approval.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{rev}:tools/approval.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "old_approval.py"
     path.write_text(source)
     return load(path, "old_approval")
@@ -56,8 +58,10 @@ def main(rev: str = "59fb73e") -> None:
     corpus = load(Path(__file__).with_name("corpus.py"), "approval_corpus")
     workspace = corpus.make_workspace(Path(tempfile.mkdtemp()))
     old = old_analysis(rev)
-    analyses = {"hand-written lexer (" + rev + ")": lambda c: old.analyse_command(c, workspace),
-                "tree-sitter-bash (this tree)": lambda c: analyse_command(c, workspace)}
+    analyses = {
+        "hand-written lexer (" + rev + ")": lambda c: old.analyse_command(c, workspace),
+        "tree-sitter-bash (this tree)": lambda c: analyse_command(c, workspace),
+    }
     print(f"adversarial: {len(corpus.ADVERSARIAL)} commands, ordinary: {len(corpus.ORDINARY)} commands\n")
     print("| analysis | adversarial let through (fails open) | ordinary stopped (fails closed) | µs per command |")
     print("|---|---|---|---|")
@@ -65,7 +69,9 @@ def main(rev: str = "59fb73e") -> None:
         open_ = [c for c in corpus.ADVERSARIAL if not analyse(c).dangers]
         closed = [c for c in corpus.ORDINARY if analyse(c).dangers]
         speed = timed(analyse, corpus.ADVERSARIAL + corpus.ORDINARY)
-        print(f"| {name} | {len(open_)} / {len(corpus.ADVERSARIAL)} | {len(closed)} / {len(corpus.ORDINARY)} | {speed:.0f} |")
+        print(
+            f"| {name} | {len(open_)} / {len(corpus.ADVERSARIAL)} | {len(closed)} / {len(corpus.ORDINARY)} | {speed:.0f} |"
+        )
         for command in open_ + closed:
             print(f"    {'open  ' if command in open_ else 'closed'} {command!r}", file=sys.stderr)
     commands = corpus.ADVERSARIAL + corpus.ORDINARY
@@ -75,8 +81,14 @@ def main(rev: str = "59fb73e") -> None:
     print("\n`cd build && ` repeated N times (each cd goes one folder deeper), seconds:")
     for count in (1_000, 2_000, 10_000):
         chain = ["cd build && " * count + "ls"]
-        before = f"{timed(lambda c: old.analyse_command(c, workspace), chain, 1) / 1e6:.2f}" if count <= 2_000 else "(not run)"
-        print(f"  N={count}: hand-written {before}, tree-sitter {timed(lambda c: analyse_command(c, workspace), chain, 1) / 1e6:.2f}")
+        before = (
+            f"{timed(lambda c: old.analyse_command(c, workspace), chain, 1) / 1e6:.2f}"
+            if count <= 2_000
+            else "(not run)"
+        )
+        print(
+            f"  N={count}: hand-written {before}, tree-sitter {timed(lambda c: analyse_command(c, workspace), chain, 1) / 1e6:.2f}"
+        )
 
 
 if __name__ == "__main__":

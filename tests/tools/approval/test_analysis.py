@@ -35,7 +35,9 @@ def workspace(tmp_path_factory):
 
 
 def review(workspace, command, mode, ask=None):
-    approver = Approver(ApprovalPolicy(mode=mode, allow=["tool:bash", "rm", "git", "find", "sh", "bash", "python"]), ask=ask)
+    approver = Approver(
+        ApprovalPolicy(mode=mode, allow=["tool:bash", "rm", "git", "find", "sh", "bash", "python"]), ask=ask
+    )
     return approver.review(BashTool(), {"command": command}, workspace)
 
 
@@ -106,15 +108,18 @@ def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [
-    "$(" * 3_000 + "ls" + ")" * 3_000,
-    "( " * 5_000 + "ls" + " )" * 5_000,
-    "bash -c " + "'bash -c \"" * 50 + "ls" + "\"'" * 50,
-    "eval " * 2_000 + "ls",
-    "a; " * 60_000,
-    "x" * 250_000,
-    "echo \udcff",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$(" * 3_000 + "ls" + ")" * 3_000,
+        "( " * 5_000 + "ls" + " )" * 5_000,
+        "bash -c " + "'bash -c \"" * 50 + "ls" + "\"'" * 50,
+        "eval " * 2_000 + "ls",
+        "a; " * 60_000,
+        "x" * 250_000,
+        "echo \udcff",
+    ],
+)
 def test_pathological_commands_are_asked_about_quickly_never_crash(command, workspace):
     started = time.monotonic()
     analysis = analyse_command(command, workspace)
@@ -129,14 +134,35 @@ def test_the_check_stops_at_its_time_budget(workspace, monkeypatch):
     assert [d.reason for d in analysis.dangers] == ["takes longer than 0s to check"]
 
 
-WRAPS = ["env {}", "command {}", "sudo {}", "nohup {}", "timeout 5 {}", "nice -n 5 {}", "true && {}", "false || {}",
-         "({})", "{{ {}; }}", "if true; then {}; fi", "for i in 1; do {}; done", "echo x | {}", "{} 2>&1 | tail -5",
-         "bash -c {quoted}", "sh -c {quoted}", "eval {quoted}", "f() {{ {}; }}; f", "x=$({})", "echo \"$({})\""]
+WRAPS = [
+    "env {}",
+    "command {}",
+    "sudo {}",
+    "nohup {}",
+    "timeout 5 {}",
+    "nice -n 5 {}",
+    "true && {}",
+    "false || {}",
+    "({})",
+    "{{ {}; }}",
+    "if true; then {}; fi",
+    "for i in 1; do {}; done",
+    "echo x | {}",
+    "{} 2>&1 | tail -5",
+    "bash -c {quoted}",
+    "sh -c {quoted}",
+    "eval {quoted}",
+    "f() {{ {}; }}; f",
+    "x=$({})",
+    'echo "$({})"',
+]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(command=st.sampled_from([c for c in ADVERSARIAL if "\n" not in c and c not in corpus.UNPARSEABLE]),
-       wraps=st.lists(st.sampled_from(WRAPS), min_size=1, max_size=3))
+@given(
+    command=st.sampled_from([c for c in ADVERSARIAL if "\n" not in c and c not in corpus.UNPARSEABLE]),
+    wraps=st.lists(st.sampled_from(WRAPS), min_size=1, max_size=3),
+)
 def test_wrapping_an_adversarial_command_never_hides_it(command, wraps, workspace):
     """Wrappers, lists, subshells, compound commands, functions, nested shells and substitutions around a
     command the analysis refuses never make it pass."""

@@ -1,7 +1,21 @@
 from roman import from_roman, to_roman
 
-CASES = {1: "I", 3: "III", 4: "IV", 9: "IX", 14: "XIV", 40: "XL", 44: "XLIV", 90: "XC", 400: "CD", 444: "CDXLIV",
-         900: "CM", 1994: "MCMXCIV", 2024: "MMXXIV", 3999: "MMMCMXCIX"}
+CASES = {
+    1: "I",
+    3: "III",
+    4: "IV",
+    9: "IX",
+    14: "XIV",
+    40: "XL",
+    44: "XLIV",
+    90: "XC",
+    400: "CD",
+    444: "CDXLIV",
+    900: "CM",
+    1994: "MCMXCIV",
+    2024: "MMXXIV",
+    3999: "MMMCMXCIX",
+}
 for number, numeral in CASES.items():
     assert to_roman(number) == numeral, (number, to_roman(number))
     assert from_roman(numeral) == number, (numeral, from_roman(numeral))
