@@ -14,15 +14,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from agent.texts import RETRY_NOTE
 from agent.loop import Agent, RunResult, RunStats
 from inference.backend import Message
 from tools.workspace import iter_files, relative
 
-RETRY_NOTE = """\
-Note: an earlier attempt at this task failed, so everything it changed was undone: the files are as listed
-above, and any file not listed does not exist. {why}
-Work out each expected value in a test by hand before you write it, and if a test fails, decide whether
-the test or the code is wrong before changing either."""
 OUTPUT_LINES = 6  # of the failing check's output, in the note
 MIN_STEPS = 6  # an attempt gets at least this many steps: fewer attempts when max_steps is small
 # The lines of a test run's output that say what failed (pytest's `E ...` and `FAILED ...`, node's and cargo's

@@ -10,6 +10,7 @@ from typing import Callable, Iterator, Sequence
 
 from agent import checkpoints
 from agent import repo as gitrepo
+from agent.texts import COMPACT_REQUEST, COMPACTED, UNDONE
 from agent.approval_prompt import TerminalApproval
 from agent.chat_display import ChatDisplay
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
@@ -24,13 +25,6 @@ from agent.workflows import tests_gate
 from inference.backend import ChatBackend, Completion, Message, Sampling, Timings
 from tools.base import Tool, ToolResult
 
-COMPACT_REQUEST = (
-    "Summarize this conversation for yourself, to go on from the summary alone: what the user asked, what was "
-    "done (which files changed and why), what failed and why, which files matter, and what is left to do. Plain "
-    "sentences, at most 200 words. Do not call a tool."
-)
-COMPACTED = "Summary of this session so far (it replaces the earlier turns):\n{summary}"
-UNDONE = "(The user took back your last change with /undo: {files} are as they were before it.)"
 COMPACT_AT = 0.75  # share of the context a conversation may fill before it is compacted on its own
 
 

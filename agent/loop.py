@@ -7,6 +7,7 @@ from typing import Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from agent.texts import NO_CALL_NUDGE, REPEAT_HELP
 from agent.prompt import system_prompt, task_message
 from agent.session import Transcript
 from agent.toolcalls import ParsedCall, TextProtocol
@@ -16,17 +17,6 @@ from agent.repetition import RepetitionGuard
 from inference.backend import CUT, BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
-
-NO_CALL_NUDGE = (
-    "Your reply contained no tool call, so nothing happened. Reply with a tool call in the XML form "
-    "shown in the instructions (for example <bash><command>ls</command></bash>), or call finish if the task is done."
-)
-
-REPEAT_HELP = (
-    "You are repeating yourself. Do something different and keep replies short (a few distinct test cases, not "
-    "dozens): read the file with read_file, or rewrite the whole file with write_file, fixing the cause of the "
-    "last error."
-)
 
 
 class FinishParams(BaseModel):

@@ -1,9 +1,9 @@
 """Words the model reads that are not a tool's own (tool descriptions and tool errors stay with their tool):
-the tasks the workflows give it, what the `finish` gate answers, and the notes put into its conversation.
+the system prompt, the tasks the workflows give it, what the `finish` gate answers, and the notes put into its
+conversation.
 
-Still elsewhere, to be gathered here once issue 14's work on them has landed: the system prompt
-(`agent/prompt.py`), the loop's nudges (`agent/loop.py`), the retry note (`agent/attempts.py`), and the
-skills' catalog texts (`skills/`, which cannot import `agent/`)."""
+Still elsewhere: the skills' catalog texts (`skills/`, which cannot import `agent/`), and the eval harness's
+task wording (`agent/evals/`: part of each suite, not of the agent)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,84 @@ TRIMMED = "[observation removed to fit the context window; run the tool again if
 # The project's own instructions (AGENTS.md or CLAUDE.md) in the system prompt (agent/memory.py).
 MEMORY_SECTION = "Project instructions from {name}:\n{text}{note}"
 MEMORY_CUT = "\n[... {name} was cut at {limit} characters; read the rest with read_file]"
+
+
+# The system prompt's rules and, for the text protocol, how to call a tool (agent/prompt.py).
+RULES = """\
+You are dflash-agent, a coding agent working inside a project folder on the user's computer.
+You act only through tools. In each reply, say in one short sentence what you will do next, then make one
+or more tool calls. Tool results come back to you in <observation> blocks; never write observations yourself.
+
+Rules:
+- Paths are relative to the project folder. Stay inside it.
+- Create files and rewrite whole files with write_file; change part of a file with edit_file.
+- Keep code simple and complete: no placeholders, no "TODO".
+- Verify your work: run the tests or the program with bash and read the output. Run the tests with the
+  project's own command from the project folder: the one the task or the project instructions name, else
+  `python -m pytest -q` (Python), `node --test` (Node.js), `cargo test` (Rust).
+- Add no dependencies unless the task asks for them: commands run without network by default.
+- If a command fails, read the error, fix the cause and run it again.
+- When the task is done and verified, call finish with a short summary."""
+
+TEXT_FORMAT = """\
+How to call a tool: write its XML form. Parameter values are written raw, exactly as they should be:
+no quotes, no escaping, code exactly as it should appear in the file.
+
+Example, for a different task ("a module with an area function, with tests"):
+I will create the module and its test, then run the tests.
+<write_file>
+<path>geometry.py</path>
+<content>
+def rectangle_area(width, height):
+    return width * height
+</content>
+</write_file>
+<write_file>
+<path>test_geometry.py</path>
+<content>
+from geometry import rectangle_area
+
+
+def test_rectangle_area():
+    assert rectangle_area(2, 3) == 6
+</content>
+</write_file>
+<bash>
+<command>python -m pytest -q</command>
+</bash>
+
+Then, once the observation shows the tests pass:
+<finish>
+<summary>Added rectangle_area in geometry.py; 1 test passes.</summary>
+</finish>"""
+
+
+# The loop's answers to a reply without a tool call and to a model repeating itself (agent/loop.py).
+NO_CALL_NUDGE = (
+    "Your reply contained no tool call, so nothing happened. Reply with a tool call in the XML form "
+    "shown in the instructions (for example <bash><command>ls</command></bash>), or call finish if the task is done."
+)
+
+REPEAT_HELP = (
+    "You are repeating yourself. Do something different and keep replies short (a few distinct test cases, not "
+    "dozens): read the file with read_file, or rewrite the whole file with write_file, fixing the cause of the "
+    "last error."
+)
+
+
+# What a fresh attempt is told about the one before (agent/attempts.py).
+RETRY_NOTE = """\
+Note: an earlier attempt at this task failed, so everything it changed was undone: the files are as listed
+above, and any file not listed does not exist. {why}
+Work out each expected value in a test by hand before you write it, and if a test fails, decide whether
+the test or the code is wrong before changing either."""
+
+
+# A chat's compaction and /undo (agent/chat.py).
+COMPACT_REQUEST = (
+    "Summarize this conversation for yourself, to go on from the summary alone: what the user asked, what was "
+    "done (which files changed and why), what failed and why, which files matter, and what is left to do. Plain "
+    "sentences, at most 200 words. Do not call a tool."
+)
+COMPACTED = "Summary of this session so far (it replaces the earlier turns):\n{summary}"
+UNDONE = "(The user took back your last change with /undo: {files} are as they were before it.)"
