@@ -127,7 +127,7 @@ def compare_cmd(
         if not settings_file.is_file():
             raise UserError(f"{folder} is not a results folder of `agent eval run` (no settings.json)")
         settings = EvalSettings.model_validate_json(settings_file.read_text(encoding="utf-8"))
-        summaries.append(summarize(label_of(settings), read_records(folder / "results.jsonl")))
+        summaries.append(summarize(f"{folder.name}: {label_of(settings)}", read_records(folder / "results.jsonl")))
     table = totals_table(summaries)
     typer.echo(table)
     if out:

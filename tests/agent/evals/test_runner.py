@@ -92,7 +92,7 @@ def test_the_report_and_compare_put_runs_side_by_side(scripted, tmp_path):
     assert "| median-bug | 2 | no |" in paths["markdown"].read_text() and paths["chart"].stat().st_size > 1000
     assert summarize("x", records).wall_per_solved == pytest.approx(sum(r.wall_seconds for r in records))
     out = CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "a"), "--out", str(tmp_path)])
-    assert out.exit_code == 0 and out.output.count("agent · scripted | 1/2 | 50.0%") == 2
+    assert out.exit_code == 0 and out.output.count("| a: agent · scripted | 1/2 | 50.0%") == 2
     assert (tmp_path / "compare.png").is_file()
 
 
