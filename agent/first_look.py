@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tools.secrets import redact_secrets
+
 BUDGET = 8000  # characters of file contents in the first message, all files together
 WHOLE_PROJECT_FILES = 12  # a project with at most this many files (and within BUDGET) is shown whole
 NOT_SHOWN = {".gitignore", "AGENTS.md", "CLAUDE.md", "package-lock.json", "Cargo.lock", "uv.lock", "poetry.lock"}
@@ -15,11 +17,13 @@ NOT_SHOWN = {".gitignore", "AGENTS.md", "CLAUDE.md", "package-lock.json", "Cargo
 
 def files_to_show(workspace: Path, files: list[str], task: str) -> dict[str, str]:
     """`{path: contents}` to put in the first message, within BUDGET characters."""
-    # Not dot-folders' files either: project skills (.agent/skills) are read when activated, not up front.
+    # No dotfiles or dot-folders' files either: configuration (.env, .mcp.json) is not the task, and project
+    # skills (.agent/skills) are read when activated, not up front. What is shown passes the same secret
+    # redaction as every tool's output.
     candidates = [
-        f for f in files if Path(f).name not in NOT_SHOWN and not any(p.startswith(".") for p in Path(f).parts[:-1])
+        f for f in files if Path(f).name not in NOT_SHOWN and not any(p.startswith(".") for p in Path(f).parts)
     ]
-    texts = {f: text for f in candidates if (text := _text(workspace / f)) is not None}
+    texts = {f: redact_secrets(text) for f in candidates if (text := _text(workspace / f)) is not None}
     if len(texts) <= WHOLE_PROJECT_FILES and sum(len(t) for t in texts.values()) <= BUDGET:
         return texts
     named = [f for f in texts if f in task or (Path(f).name in task and len(Path(f).name) > 3)]

@@ -105,6 +105,7 @@ class Agent:
         self.transcript, self.events = transcript, events
         self.system = system_prompt(self.protocol, self.toolbox, prompt_sections)
         self.messages: list[Message] = []  # the conversation; `continue_with` adds to it
+        self.plain_task = Message(role="user")  # the first message without file contents (set by `run`)
 
     def run(self, task: str, history: list[Message] | None = None) -> RunResult:
         """Run `task`; pass `history` (from a transcript) to resume a conversation instead."""
@@ -112,6 +113,8 @@ class Agent:
         files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
         messages = self.messages = []
         shown = files_to_show(self.ctx.workspace, files, task)
+        # the first message without file contents, for when they do not fit (a resumed conversation keeps its own)
+        self.plain_task = Message(role="user", content="" if history else task_message(task, files))
         first = [
             Message(role="system", content=self.system),
             Message(role="user", content=task_message(task, files, shown)),
@@ -198,6 +201,9 @@ class Agent:
                 return self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling, on_text)
             except ContextOverflow as exc:
                 trimmed = trim_observations(messages)
+                plain = self.plain_task.content
+                if trimmed is None and plain and len(messages) > 1 and messages[1].content != plain:
+                    messages[1], trimmed = self.plain_task, "left the files' contents out of the task message"
                 if trimmed is None:
                     raise
                 self._note(f"the conversation outgrew the context ({exc}); {trimmed}")

@@ -32,3 +32,12 @@ def test_files_in_dot_folders_are_not_shown(tmp_path):
     assert files_to_show(tmp_path, [".agent/skills/deploy/SKILL.md", "app.py"], "deploy the app") == {
         "app.py": "x = 1\n"
     }
+
+
+def test_dotfiles_are_not_shown_and_secret_values_are_redacted(tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVICE_API_KEY", "sk-live-0123456789")
+    (tmp_path / ".env").write_text("SERVICE_API_KEY=sk-live-0123456789\n")
+    (tmp_path / ".mcp.json").write_text("{}\n")
+    (tmp_path / "client.py").write_text("KEY = 'sk-live-0123456789'\n")
+    shown = files_to_show(tmp_path, [".env", ".mcp.json", "client.py"], "fix client.py, see .env")
+    assert shown == {"client.py": "KEY = '[redacted: value of $SERVICE_API_KEY]'\n"}

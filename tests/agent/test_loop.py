@@ -6,7 +6,7 @@ import json
 
 from agent.loop import NO_CALL_NUDGE, REPEAT_HELP, Agent
 from agent.session import Transcript, new_transcript_path, read_transcript
-from inference.backend import BackendError
+from inference.backend import BackendError, Completion, Timings
 from tools.base import ToolContext
 from tools.files import file_tools
 from tools.shell import BashTool
@@ -150,3 +150,29 @@ def test_the_first_message_shows_the_files_of_a_small_project(scripted, tmp_path
     make_agent(backend, tmp_path).run("Implement f in solution.py")
     first = backend.calls[0]["messages"][1].content
     assert 'solution.py:\n```\ndef f(x):\n    """Return x squared."""' in first
+
+
+def test_file_contents_that_do_not_fit_the_context_leave_the_first_message(tmp_path):
+    """The first message shows the files the task names; when that alone overflows the context, they go."""
+    from inference.backend import ContextOverflow
+
+    (tmp_path / "big.txt").write_text("row\n" * 3000)
+
+    class SmallContext:
+        name = "small"
+
+        def __init__(self):
+            self.calls = []
+
+        def complete(self, messages, tools=None, sampling=None, on_text=None):
+            self.calls.append([m.content for m in messages])
+            if sum(len(m.content) for m in messages) > 9_000:
+                raise ContextOverflow("too long")
+            return Completion(text=FINISH, timings=Timings())
+
+    backend = SmallContext()
+    result = make_agent(backend, tmp_path).run("Read big.txt and say what is in it")
+    assert result.status == "finished" and len(backend.calls) == 2
+    assert (
+        "row\nrow" in backend.calls[0][1] and "row\nrow" not in backend.calls[1][1] and "big.txt" in backend.calls[1][1]
+    )
