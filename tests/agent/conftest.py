@@ -53,3 +53,15 @@ class Traps:
 @pytest.fixture
 def traps(tmp_path_factory) -> Traps:
     return Traps(tmp_path_factory.mktemp("ran"))
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A git repository with one commit (a.py), and sessions kept under tmp_path (XDG_STATE_HOME)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = tmp_path / "r"
+    r = git.Repo.init(path, initial_branch="main")
+    (path / "a.py").write_text("x = 1\n")
+    r.git.add("a.py")
+    r.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
+    return path

@@ -8,7 +8,6 @@ import io
 from contextlib import contextmanager
 
 import git
-import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -24,17 +23,6 @@ runner = CliRunner()
 WRITE_B = "I will add b.py.\n<write_file>\n<path>b.py</path>\n<content>\nB = 1\n</content>\n</write_file>"
 WRITE_C = "<write_file>\n<path>c.py</path>\n<content>\nC = 2\n</content>\n</write_file>"
 FINISH = "<finish><summary>done: {}</summary></finish>"
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    path = tmp_path / "r"
-    r = git.Repo.init(path, initial_branch="main")
-    (path / "a.py").write_text("x = 1\n")
-    r.git.add("a.py")
-    r.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
-    return path
 
 
 def lines(*items: str):

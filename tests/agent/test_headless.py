@@ -9,7 +9,6 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-import git
 import pytest
 from typer.testing import CliRunner
 
@@ -21,17 +20,6 @@ AGENT = str(Path(sys.executable).parent / "agent")
 DEAD_ENDPOINT = "http://127.0.0.1:9"
 WRITE = "<write_file>\n<path>b.py</path>\n<content>\nB = 1\n</content>\n</write_file>"
 FINISH = "<finish><summary>added b.py</summary></finish>"
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    path = tmp_path / "r"
-    r = git.Repo.init(path, initial_branch="main")
-    (path / "a.py").write_text("x = 1\n")
-    r.git.add("a.py")
-    r.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
-    return path
 
 
 @pytest.fixture

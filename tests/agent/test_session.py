@@ -3,7 +3,6 @@ crash cut the last line. Runs on a scripted model; git, files and transcripts ar
 
 from __future__ import annotations
 
-import git
 import pytest
 from typer.testing import CliRunner
 
@@ -16,17 +15,6 @@ from agent.workflows import run_task
 runner = CliRunner()
 DEAD_ENDPOINT = "http://127.0.0.1:9"
 FINISH = "<finish><summary>ok</summary></finish>"
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    path = tmp_path / "r"
-    r = git.Repo.init(path, initial_branch="main")
-    (path / "a.py").write_text("x = 1\n")
-    r.git.add("a.py")
-    r.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
-    return path
 
 
 def test_sessions_are_listed_newest_first_with_how_they_ended(repo, tmp_path, scripted):
