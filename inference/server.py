@@ -20,7 +20,9 @@ from inference.fetch import fetch_model
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.paths import state_dir
 from inference.models import get_model
+from inference.net import free_port
 from inference.profiles import Profile, ProfileError, render
+from inference.rpc import LocalRpcWorkers
 
 KNOWN_FAILURES = [
     ("cudaMalloc failed: out of memory", "the GPU ran out of memory: lower --ctx-size or pick a smaller model"),
@@ -46,16 +48,11 @@ class ServerState(BaseModel):
     url: str
     profile: str
     log: str
+    workers: list[int] = []  # local RPC workers' process ids, stopped with the server
 
 
 def state_file() -> Path:
     return state_dir() / "server.json"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def is_loopback(host: str) -> bool:
@@ -100,26 +97,30 @@ class ManagedServer:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"llama-server-{profile.name}-{self.port}.log"
         self.process: subprocess.Popen | None = None
+        self.workers: LocalRpcWorkers | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def argv(self) -> list[str]:
+    def argv(self, rpc_endpoints: list[str] | None = None) -> list[str]:
         """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
         either)."""
+        caps = self.engine.capabilities
         # refuse a profile the engine cannot run before downloading gigabytes for it
-        render(
-            self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port
-        )
+        render(self.profile, caps, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
-        check_drafter(self.profile, self.engine.capabilities, paths)
+        check_drafter(self.profile, caps, paths)
         if self.check_memory:
             check_fits(self.profile, paths)
-        return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
+        return [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
 
     def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
-        argv = self.argv()
+        try:
+            argv = self.argv(self._start_workers())
+        except BaseException:
+            self.stop()
+            raise
         env = dict(os.environ)
         if self.api_key:  # through the environment, not argv, so `ps` does not show it
             env["LLAMA_API_KEY"] = self.api_key
@@ -138,7 +139,11 @@ class ManagedServer:
             state_file().parent.mkdir(parents=True, exist_ok=True)
             state_file().write_text(
                 ServerState(
-                    pid=self.process.pid, url=self.url, profile=self.profile.name, log=str(self.log_path)
+                    pid=self.process.pid,
+                    url=self.url,
+                    profile=self.profile.name,
+                    log=str(self.log_path),
+                    workers=[w.pid for w in self.workers.processes] if self.workers else [],
                 ).model_dump_json()
             )
         return self
@@ -164,14 +169,33 @@ class ManagedServer:
         tail = "\n".join(text.splitlines()[-20:])
         return ServerError(f"{what}: {diagnose(text)}.\nlog: {self.log_path}\n{tail}")
 
+    def _start_workers(self) -> list[str] | None:
+        """The profile's local RPC workers, started before llama-server connects to them; None when it has none."""
+        if not self.profile.rpc_local_workers:
+            return None
+        binary = self.engine.rpc_server
+        if binary is None:
+            raise ProfileError(
+                f"profile {self.profile.name!r} starts local RPC workers, but engine {self.engine.key} has no "
+                "rpc-server; build one with `agent engine build --rpc` (same --source and --backend)"
+            )
+        self.workers = LocalRpcWorkers(
+            binary,
+            self.profile.rpc_local_workers,
+            threads=self.profile.rpc_worker_threads,
+            log_dir=self.log_path.parent,
+        )
+        return self.profile.rpc_workers + self.workers.start()
+
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, grace: float = 10.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        stop_process_group(self.process.pid, grace)
-        self.process.wait()
+        if self.process is not None and self.process.poll() is None:
+            stop_process_group(self.process.pid, grace)
+            self.process.wait()
+        if self.workers:
+            self.workers.stop()
 
     def __enter__(self) -> "ManagedServer":
         return self if self.alive() else self.start()
@@ -304,6 +328,8 @@ def stop_background() -> ServerState | None:
     state, alive = background_status()
     if state and alive:
         stop_process_group(state.pid)
+    for worker in state.workers if state else []:
+        stop_process_group(worker, grace=5.0)
     state_file().unlink(missing_ok=True)
     return state
 
