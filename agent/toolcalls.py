@@ -120,15 +120,27 @@ def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
             arguments = _attributes(match.group(1) or "")
             arguments.update(_xml_parameters(body, tool))
             required = [n for n, f in tool.Params.model_fields.items() if f.is_required() and n not in arguments]
-            if (
-                not arguments and len(required) == 1 and body.strip()
-            ):  # <bash>ls</bash>: the body is the one required value
-                arguments[required[0]] = _strip_value(body)
+            if not arguments and len(required) == 1 and body.strip():
+                arguments[required[0]] = _sole_value(body, tool, required[0])
             yield Span(
                 start=match.start(),
                 end=close + len(tool.name) + 3,
                 call=ParsedCall(name=tool.name, arguments=arguments),
             )
+
+
+def _sole_value(body: str, tool: Tool, name: str) -> str:
+    """The body as the one required value (`<bash>ls</bash>`), also as small models write it: wrapped in a tag of
+    another name (`<search><regex>x</regex></search>`), or after the parameter's description copied from the
+    tool list (`<search>\nPython regular expression searched line by line\nx\n</search>`)."""
+    value = _strip_value(body)
+    if wrapped := re.fullmatch(r"\s*<(\w+)>(.*)</\1>\s*", value, re.S):
+        value = _strip_value(wrapped.group(2))
+    description = (tool.Params.model_fields[name].description or "").strip().rstrip(".")
+    first, _, rest = value.partition("\n")
+    if description and first.strip().rstrip(".") == description and rest.strip():
+        value = rest
+    return value
 
 
 def _attributes(raw: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import regex
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from tools.base import Tool, ToolContext, ToolError, ToolResult
 from tools.workspace import iter_files, open_folder, relative, resolve_inside
@@ -166,11 +166,25 @@ class EditParams(BaseModel):
     path: str = Field(description="File path relative to the project root.")
     old: str = Field(description="Exact text to replace; must occur exactly once in the file.")
     new: str = Field(description="Replacement text.")
+    replace_all: bool = Field(
+        default=False, description="true to replace every occurrence of `old` (a rename); optional."
+    )
+
+    @field_validator("replace_all", mode="before")
+    @classmethod
+    def _lenient_flag(cls, value: Any) -> Any:
+        """A small model writes `true`, `True`, `yes` or copies the description ("true to replace...")."""
+        if isinstance(value, str):
+            return value.strip().lower().startswith(("true", "yes", "1"))
+        return value
 
 
 class EditFileTool(Tool):
     name = "edit_file"
-    description = "Replace one exact occurrence of `old` with `new` in a file. Include enough context to be unique."
+    description = (
+        "Replace one exact occurrence of `old` with `new` in a file (include enough context to be unique), "
+        "or every occurrence with replace_all."
+    )
     Params = EditParams
     multiline_params = frozenset({"old", "new"})
     preview_syntax = "diff"
@@ -181,9 +195,12 @@ class EditFileTool(Tool):
         if not isinstance(path, str):
             return super().preview(arguments, workspace)
         current = current_text(workspace, path)
-        if not (isinstance(old, str) and isinstance(new, str)) or current is None or current.count(old) != 1:
+        every = str(arguments.get("replace_all", "")).strip().lower().startswith(("true", "yes", "1"))
+        if not (isinstance(old, str) and isinstance(new, str) and old) or current is None:
             return f"edit {path}: replace\n{old}\nwith\n{new}"
-        return diff_preview(path, current, current.replace(old, new, 1))
+        if current.count(old) != 1 and not (every and old in current):
+            return f"edit {path}: replace\n{old}\nwith\n{new}"
+        return diff_preview(path, current, current.replace(old, new, -1 if every else 1))
 
     def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
         refuse_when_read_only(ctx, params.path)
@@ -198,21 +215,16 @@ class EditFileTool(Tool):
         count = text.count(params.old)
         if count == 0:
             raise ToolError(f"`old` text was not found in {params.path}.{_nearest_line_hint(text, params.old)}")
-        if count > 1:
-            lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
-            rename = (
-                f"; or, to change every one (a rename), run with bash: sed -i 's/\\b{params.old}\\b/"
-                f"{params.new}/g' {params.path}"
-                if params.old.isidentifier() and params.new.isidentifier()
-                else ""
-            )
+        lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
+        if count > 1 and not params.replace_all:
             raise ToolError(
                 f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
-                f"include more surrounding lines so it is unique{rename}"
+                "include more surrounding lines so it is unique, or, to change all of them (a rename), "
+                "add <replace_all>true</replace_all> to the same edit_file call"
             )
-        write_atomically(ctx.workspace, path, text.replace(params.old, params.new, 1))
-        line = text[: text.index(params.old)].count("\n") + 1
-        return ToolResult(output=f"edited {params.path} at line {line}")
+        write_atomically(ctx.workspace, path, text.replace(params.old, params.new, -1 if params.replace_all else 1))
+        where = f"lines {', '.join(map(str, lines))}" if count > 1 else f"line {lines[0]}"
+        return ToolResult(output=f"edited {params.path} at {where}")
 
 
 def current_text(workspace: Path, path: str) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from hypothesis import given, settings, strategies as st
 
 from agent.loop import FinishTool
@@ -36,6 +38,19 @@ def test_xml_value_wrapped_in_a_code_fence_is_unwrapped():
 def test_xml_body_without_parameter_tags_fills_the_single_required_parameter():
     [call] = parse_text("<bash>python -m pytest -q</bash>", TOOLBOX).calls
     assert call.arguments == {"command": "python -m pytest -q"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<regex>calc_total</regex>",  # a tag of its own for the one value (seen from Qwen 1.5B)
+        "\nPython regular expression searched line by line\ncalc_total\n",  # the description copied first
+        "\ncalc_total\n",
+    ],
+)
+def test_the_single_required_value_as_small_models_write_it(body):
+    [call] = parse_text(f"I will search. <search>{body}</search>", TOOLBOX).calls
+    assert call.arguments == {"pattern": "calc_total"}
 
 
 def test_xml_attributes_are_arguments():

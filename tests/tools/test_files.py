@@ -194,16 +194,31 @@ def test_search_has_a_deadline_and_survives_backtracking_patterns(tmp_path, monk
     assert slow.is_error and "took longer than" in slow.output
 
 
-def test_ambiguous_rename_suggests_a_command_that_works(tmp_path):
-    from tools.shell import BashTool
+def test_ambiguous_rename_suggests_replace_all_and_the_suggestion_works(tmp_path):
+    """The model's natural rename call (`old` = the name) is ambiguous; the error names the parameter, written as
+    the model writes calls, and the same call with it changes every use."""
+    from agent.toolcalls import parse_text
+    from tools.base import Toolbox
 
     ctx = ToolContext(tmp_path)
     (tmp_path / "a.py").write_text("def calc_total(x):\n    return x\n\ny = calc_total(1)\n")
-    refused = EditFileTool().invoke({"path": "a.py", "old": "calc_total", "new": "compute_total"}, ctx)
+    call = {"path": "a.py", "old": "calc_total", "new": "compute_total"}
+    refused = EditFileTool().invoke(call, ctx)
     assert refused.is_error and "occurs 2 times" in refused.output
-    command = refused.output.split("run with bash: ")[1]
-    assert not BashTool().invoke({"command": command}, ctx).is_error
+    suggested = refused.output.split("add ")[1].split(" to the same")[0]
+    reply = f"<edit_file><path>a.py</path><old>calc_total</old><new>compute_total</new>{suggested}</edit_file>"
+    [parsed] = parse_text(reply, Toolbox([EditFileTool()])).calls
+    done = EditFileTool().invoke(parsed.arguments, ctx)
+    assert not done.is_error and "lines 1, 4" in done.output
     assert (tmp_path / "a.py").read_text() == "def compute_total(x):\n    return x\n\ny = compute_total(1)\n"
+
+
+@pytest.mark.parametrize(("flag", "changes_all"), [("true", True), ("True", True), ("yes", True), ("false", False)])
+def test_replace_all_reads_the_ways_a_model_writes_a_flag(ctx, flag, changes_all):
+    (ctx.workspace / "m.py").write_text("x = 1\nx = 1\n")
+    result = EditFileTool().invoke({"path": "m.py", "old": "x = 1", "new": "x = 2", "replace_all": flag}, ctx)
+    assert result.is_error != changes_all
+    assert (ctx.workspace / "m.py").read_text() == ("x = 2\nx = 2\n" if changes_all else "x = 1\nx = 1\n")
 
 
 # --- writes that cannot be redirected (issue 12) ------------------------------------------------------
