@@ -1,5 +1,6 @@
-"""llama-server as a managed child: 127.0.0.1 and a free port by default, ready when `/health` says so,
-its log kept, an early exit reported with the cause read from the log, a clean stop."""
+"""An inference server as a managed child (llama-server here; vLLM and SGLang in `inference.python_engines`):
+127.0.0.1 and a free port by default, ready when `/health` says so, its log kept, an early exit reported with
+the cause read from the log, a clean stop."""
 
 from __future__ import annotations
 
@@ -22,7 +23,25 @@ from inference.paths import state_dir
 from inference.models import get_model
 from inference.profiles import Profile, ProfileError, render
 
+GATED = "the model is gated: accept its terms on huggingface.co, then `hf auth login` or export HF_TOKEN"
 KNOWN_FAILURES = [
+    # vLLM and SGLang (Python engines; Hugging Face downloads)
+    ("GatedRepoError", GATED),
+    ("Cannot access gated repo", GATED),
+    (
+        "cache is needed, which is larger than the available KV cache",
+        "the KV cache cannot hold one full-context request: lower ctx_size, raise gpu_memory_utilization or "
+        "tensor_parallel",
+    ),
+    (
+        "No available memory for the cache blocks",
+        "no GPU memory is left for the KV cache: raise gpu_memory_utilization or tensor_parallel",
+    ),
+    (
+        "CUDA out of memory",
+        "the GPU ran out of memory: lower ctx_size or gpu_memory_utilization, or raise tensor_parallel",
+    ),
+    # llama-server
     ("cudaMalloc failed: out of memory", "the GPU ran out of memory: lower --ctx-size or pick a smaller model"),
     ("failed to allocate", "not enough memory for the model or its buffers: lower the context size"),
     ("failed to load draft model", "the draft model could not be loaded (wrong file or architecture)"),
@@ -72,33 +91,33 @@ def diagnose(log_text: str) -> str:
     return "see the log tail below"
 
 
-class ManagedServer:
-    """One llama-server process. Use as a context manager, or `start()` / `stop()`."""
+class ManagedProcess:
+    """One OpenAI-compatible server process: start, wait for `/health`, report an early exit with the log's
+    cause, stop. Subclasses give its command (`argv`) and environment (`env`). Use as a context manager, or
+    `start()` / `stop()`."""
+
+    label = "server"  # names the process in logs and errors
+    ready_timeout = 600.0  # seconds to wait for `/health`
 
     def __init__(
         self,
-        engine: Engine,
         profile: Profile,
         *,
         host: str = "127.0.0.1",
         port: int | None = None,
         api_key: str | None = None,
         log_dir: Path | None = None,
-        check_memory: bool = True,
-        model_paths: dict[str, Path] | None = None,
     ):
         if not is_loopback(host) and not api_key:
             raise ProfileError(
                 f"refusing to listen on {host} without an API key: anyone on the network could use "
                 "the model; pass --api-key (or keep the default 127.0.0.1)"
             )
-        self.engine, self.profile, self.host, self.api_key = engine, profile, host, api_key
+        self.profile, self.host, self.api_key = profile, host, api_key
         self.port = port or free_port()
-        self.check_memory = check_memory
-        self.model_paths = model_paths or {}  # local GGUF files instead of catalog fetches
         log_dir = log_dir or state_dir() / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.log_path = log_dir / f"llama-server-{profile.name}-{self.port}.log"
+        self.log_path = log_dir / f"{self.label}-{profile.name}-{self.port}.log"
         self.process: subprocess.Popen | None = None
 
     @property
@@ -106,31 +125,26 @@ class ManagedServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def argv(self) -> list[str]:
-        """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
-        either)."""
-        # refuse a profile the engine cannot run before downloading gigabytes for it
-        render(
-            self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port
-        )
-        paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
-        check_drafter(self.profile, self.engine.capabilities, paths)
-        if self.check_memory:
-            check_fits(self.profile, paths)
-        return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
+        raise NotImplementedError
 
-    def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def start(self, timeout: float | None = None, detach: bool = False) -> "ManagedProcess":
         argv = self.argv()
-        env = dict(os.environ)
-        if self.api_key:  # through the environment, not argv, so `ps` does not show it
-            env["LLAMA_API_KEY"] = self.api_key
         with self.log_path.open("w") as log:
-            log.write("$ " + " ".join(argv) + "\n")
+            log.write("$ " + " ".join(redacted(argv)) + "\n")
             log.flush()
             self.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env(),
+                start_new_session=True,
             )
         try:
-            self._wait_ready(timeout)
+            self._wait_ready(timeout or self.ready_timeout)
         except BaseException:
             self.stop()
             raise
@@ -144,20 +158,20 @@ class ManagedServer:
         return self
 
     def _wait_ready(self, timeout: float) -> None:
-        """The port answers 503 while the model loads; 200 means ready; an exit means failure."""
+        """The port answers 503 (or nothing) while the model loads; 200 means ready; an exit means failure."""
         deadline = time.monotonic() + timeout
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         assert self.process is not None, "start() launches the process first"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise self._failure(f"llama-server exited with code {self.process.returncode} while starting")
+                raise self._failure(f"{self.label} exited with code {self.process.returncode} while starting")
             try:
                 if httpx.get(f"http://{self.host}:{self.port}/health", timeout=2, headers=headers).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.25)
-        raise self._failure(f"llama-server was not ready after {timeout:.0f}s")
+        raise self._failure(f"{self.label} was not ready after {timeout:.0f}s")
 
     def _failure(self, what: str) -> ServerError:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -173,11 +187,58 @@ class ManagedServer:
         stop_process_group(self.process.pid, grace)
         self.process.wait()
 
-    def __enter__(self) -> "ManagedServer":
+    def __enter__(self) -> "ManagedProcess":
         return self if self.alive() else self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class ManagedServer(ManagedProcess):
+    """One llama-server process from a profile and an engine build."""
+
+    label = "llama-server"
+
+    def __init__(
+        self,
+        engine: Engine,
+        profile: Profile,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        api_key: str | None = None,
+        log_dir: Path | None = None,
+        check_memory: bool = True,
+        model_paths: dict[str, Path] | None = None,
+    ):
+        super().__init__(profile, host=host, port=port, api_key=api_key, log_dir=log_dir)
+        self.engine = engine
+        self.check_memory = check_memory
+        self.model_paths = model_paths or {}  # local GGUF files instead of catalog fetches
+
+    def argv(self) -> list[str]:
+        """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
+        either)."""
+        # refuse a profile the engine cannot run before downloading gigabytes for it
+        render(
+            self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port
+        )
+        paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
+        check_drafter(self.profile, self.engine.capabilities, paths)
+        if self.check_memory:
+            check_fits(self.profile, paths)
+        return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.api_key:  # through the environment, not argv, so `ps` does not show it
+            env["LLAMA_API_KEY"] = self.api_key
+        return env
+
+
+def redacted(argv: list[str]) -> list[str]:
+    """The command with the value of `--api-key` hidden (for logs)."""
+    return [("***" if before == "--api-key" else a) for before, a in zip(["", *argv], argv)]
 
 
 def stop_process_group(pid: int, grace: float = 10.0) -> None:
