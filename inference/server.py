@@ -184,7 +184,7 @@ class ManagedProcess:
     def stop(self, grace: float = 10.0) -> None:
         if self.process is None or self.process.poll() is not None:
             return
-        stop_process_group(self.process.pid, grace)
+        stop_process_group(self.process.pid, grace, self.process)
         self.process.wait()
 
     def __enter__(self) -> "ManagedProcess":
@@ -241,12 +241,16 @@ def redacted(argv: list[str]) -> list[str]:
     return [("***" if before == "--api-key" else a) for before, a in zip(["", *argv], argv)]
 
 
-def stop_process_group(pid: int, grace: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after `grace` seconds."""
+def stop_process_group(pid: int, grace: float = 10.0, child: subprocess.Popen | None = None) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds. With `child` (the group's leader, our own child process), its
+    exit ends the wait (an exited child stays in the group as a zombie until it is reaped) and what is left of
+    the group is killed."""
     try:
         os.killpg(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
+            if child is not None and child.poll() is not None:
+                break
             os.killpg(pid, 0)
             time.sleep(0.2)
         os.killpg(pid, signal.SIGKILL)
