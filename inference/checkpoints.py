@@ -36,7 +36,9 @@ GEMMA4_31B_BF16 = Checkpoint(
 # z-lab's DFlash drafter for it: 5 layers, hidden 5376, 8 KV heads x 128, block 16, reading target layers
 # [1, 12, 23, 35, 46, 57]; its embeddings and LM head are the target's. BF16 about 3.1 GB (a Q8_0 GGUF of it is
 # 1.63 GB, "53% of BF16", per the Lucebox/gemma-4-31B-it-DFlash-GGUF model card). The engines give it one KV
-# slot per target token (SGLang's --speculative-draft-kv-cache-dtype help), so its cache grows with the context.
+# slot per target token (SGLang's --speculative-draft-kv-cache-dtype help), so its cache grows with the context;
+# some of its layers slide (a 2048 window; vLLM 0.33.0 qwen3_dflash.py names this checkpoint as "mixed layer
+# types"), so counting every layer at full context is an upper bound.
 GEMMA4_31B_DFLASH_BF16 = Checkpoint(
     repo="z-lab/gemma-4-31B-it-DFlash",
     description="DFlash drafter for Gemma 4 31B, BF16 (about 3.1 GB); gated on Hugging Face",

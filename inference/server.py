@@ -41,6 +41,11 @@ KNOWN_FAILURES = [
         "CUDA out of memory",
         "the GPU ran out of memory: lower ctx_size or gpu_memory_utilization, or raise tensor_parallel",
     ),
+    (
+        "require the V2 model runner",
+        "this DFlash drafter mixes sliding and full attention: start again with VLLM_USE_V2_MODEL_RUNNER=1 in the "
+        "environment",
+    ),
     # llama-server
     ("cudaMalloc failed: out of memory", "the GPU ran out of memory: lower --ctx-size or pick a smaller model"),
     ("failed to allocate", "not enough memory for the model or its buffers: lower the context size"),

@@ -13,7 +13,9 @@ from agent.commands.common import err, fail
 def serve(
     profile: str = typer.Option("qwen-cpu-ngram", "--profile", "-p", help="Launch recipe (see --list)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
-    port: Optional[int] = typer.Option(None, "--port", help="Port (default: a free one)."),
+    port: Optional[int] = typer.Option(
+        None, "--port", help="Port (default: a free one; vLLM/SGLang commands printed with their usual port)."
+    ),
     api_key: Optional[str] = typer.Option(
         None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."
     ),
@@ -36,7 +38,8 @@ def serve(
     gpu_memory: Optional[str] = typer.Option(
         None,
         "--gpu-memory",
-        help="With --plan: plan for a GPU with this much memory (e.g. 24GiB) instead of this machine's.",
+        help="With --plan: plan for a GPU with this much memory (e.g. 24GiB; vLLM/SGLang: each of tensor_parallel "
+        "GPUs) instead of this machine's.",
     ),
 ) -> None:
     """Run a profile's server as a managed process (127.0.0.1, free port, health-checked): llama-server, or
