@@ -1,10 +1,14 @@
 """One set of figures from each engine's /metrics: exposition text of llama-server, vLLM and SGLang (see each
 file's header for where it comes from) parsed with prometheus_client, two snapshots differenced, and the
-figures completing a reply's timings. The real llama-server test needs the model (slow)."""
+figures completing a reply's timings: through EndpointBackend against a stand-in for vLLM's HTTP surface (no
+GPU here to run vLLM), and against a real llama-server (needs the model: slow)."""
 
 from __future__ import annotations
 
+import json
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from threading import Thread
 
 import httpx
 import pytest
@@ -94,3 +98,56 @@ def test_real_llama_server_metrics_match_its_own_timings(engine, qwen_path, tmp_
     assert run.generated_tokens == t.completion_tokens
     assert run.prompt_tokens == t.prompt_tokens and run.cached_prompt_tokens == t.cached_prompt_tokens
     assert run.drafted_tokens == (t.draft_n or 0) and run.accepted_tokens == (t.draft_accepted or 0)
+
+
+class _VllmStandIn(BaseHTTPRequestHandler):
+    """vLLM's HTTP surface for one streamed reply: /v1/models, /metrics (the samples: before the reply, then
+    after it), and a chat stream whose usage says 1000 prompt and 300 generated tokens, with no `timings`."""
+
+    replied = False
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if self.path == "/v1/models":
+            self._send(200, json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode())
+        elif self.path == "/metrics":
+            name = "vllm-after" if type(self).replied else "vllm-before"
+            self._send(200, (DATA / f"{name}.prom").read_bytes(), "text/plain; version=0.0.4")
+        else:
+            self._send(404, b"{}")
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        chunks = [
+            dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": "hello"}}]),
+            dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+            dict(base, choices=[], usage={"prompt_tokens": 1000, "completion_tokens": 300, "total_tokens": 1300}),
+        ]
+        body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        type(self).replied = True
+        self._send(200, body.encode(), "text/event-stream")
+
+
+def test_endpoint_backend_fills_a_vllm_replys_figures_from_its_metrics():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _VllmStandIn)
+    Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        from inference.endpoint import EndpointBackend
+
+        backend = EndpointBackend(f"http://127.0.0.1:{server.server_port}/v1")
+        assert backend.history is None and backend.metrics  # not llama-server: figures come from /metrics
+        t = backend.complete([Message(role="user", content="hi")], sampling=Sampling(max_tokens=300)).timings
+    finally:
+        server.shutdown()
+    assert (t.prompt_tokens, t.completion_tokens) == (1000, 300)  # from the stream's usage
+    assert (t.cached_prompt_tokens, t.draft_n, t.draft_accepted) == (960, 900, 240)  # from /metrics
