@@ -7,8 +7,9 @@ from __future__ import annotations
 import hmac
 import logging
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import anyio
 import anyio.from_thread
@@ -73,9 +74,38 @@ class _ProgressEvents:
         log.info(text)
 
 
-def build_server(overrides: dict[str, Any] | None = None, roots: list[Path] | None = None) -> MCPServer:
+@contextmanager
+def shared_backend(overrides: dict[str, Any], parallel: int) -> Iterator[tuple[dict[str, Any], int]]:
+    """(overrides, runs at once) for every run of one `agent mcp serve`: with a profile, one llama-server with
+    `parallel` slots started here for all runs (its cache stays warm between them) and reached as an endpoint;
+    with an endpoint, `parallel` runs share it; the embedded model is one in-process model, so one run at a time."""
+    from agent.config import user_profiles
+    from agent.runtime import slotted
+    from inference.profiles import get_profile
+    from inference.python_engines import managed
+
+    config = load_config(None, overrides)
+    if config.endpoint:
+        yield overrides, parallel
+    elif config.profile:
+        profile = slotted(get_profile(config.profile, user_profiles()), parallel)
+        log.info(
+            "starting the %s server (profile %s, %d slot(s)) for every run", profile.engine, profile.name, parallel
+        )
+        with managed(profile, config.engine) as server:
+            yield {**overrides, "endpoint": server.url}, parallel
+    else:
+        if parallel > 1:
+            log.info("the embedded model runs one task at a time; --parallel needs --profile or --endpoint")
+        yield overrides, 1
+
+
+def build_server(
+    overrides: dict[str, Any] | None = None, roots: list[Path] | None = None, runs_at_once: int = 1
+) -> MCPServer:
     """`overrides` are config values for every run (model, endpoint, profile...); `roots` are the folders
-    clients may ask the agent to work in (default: the current directory)."""
+    clients may ask the agent to work in (default: the current directory); `runs_at_once` runs may overlap
+    (a server with that many slots behind them), never two in one directory."""
     allowed = [r.expanduser().resolve() for r in (roots or [Path.cwd()])]
     server = MCPServer(
         APP,
@@ -83,7 +113,8 @@ def build_server(overrides: dict[str, Any] | None = None, roots: list[Path] | No
         instructions="A local coding agent. run_task changes code in a git repository; "
         "new_project builds a project in a new folder.",
     )
-    one_run_at_a_time = anyio.Lock()  # the embedded model serves one generation at a time
+    slots = anyio.Semaphore(runs_at_once)
+    directory_locks: dict[Path, anyio.Lock] = {}
 
     def inside_roots(directory: str) -> Path:
         path = Path(directory).expanduser().resolve()
@@ -110,7 +141,7 @@ def build_server(overrides: dict[str, Any] | None = None, roots: list[Path] | No
             result = workflow(target, text, config, _ProgressEvents(report))
             return result, start
 
-        async with one_run_at_a_time:
+        async with directory_locks.setdefault(target, anyio.Lock()), slots:
             try:
                 result, start = await anyio.to_thread.run_sync(work)
             except (BackendError, ValueError, OSError) as exc:

@@ -51,6 +51,7 @@ LAST_CUDA_BEFORE_13 = (12, 9)  # CUDA 13 dropped the architectures before Turing
 RAM_PER_JOB = {"cuda": 4 * 1024**3, "cpu": 1 * 1024**3, "metal": 1 * 1024**3}  # nvcc with FA_ALL_QUANTS: ~3-4 GB/job
 UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
 SDIST_VERSION = "0.3.36"
+RPC_SERVER_NAMES = ("ggml-rpc-server", "rpc-server")
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
 
 
@@ -87,6 +88,7 @@ class BuildOptions(BaseModel):
     backend: Literal["cpu", "cuda", "metal"] = "cpu"
     cuda_arch: str | None = None  # e.g. "89" (RTX 4090), "86" (3090), "90" (H100/H200)
     nvcc: str | None = None  # the CUDA compiler found (on PATH or in /usr/local/cuda*/bin)
+    rpc: bool = False  # also the RPC backend and `rpc-server`, to spread one model over machines (`--rpc`)
 
     @property
     def device(self) -> Literal["gpu", "cpu"]:
@@ -110,6 +112,8 @@ class BuildOptions(BaseModel):
                 args.append(f"-DCMAKE_CUDA_COMPILER={self.nvcc}")
         elif self.backend == "metal":
             args.append("-DGGML_METAL=ON")
+        if self.rpc:
+            args.append("-DGGML_RPC=ON")
         return args
 
 
@@ -142,6 +146,11 @@ class Engine(BaseModel):
     capabilities: Capabilities
     build_seconds: float
     patches: list[str] = []  # our engine patches (inference/patches) built into it
+
+    @property
+    def rpc_server(self) -> Path | None:
+        """The RPC worker built beside llama-server (`agent engine build --rpc`), if any."""
+        return next((w for w in map(self.binary.parent.joinpath, RPC_SERVER_NAMES) if w.is_file()), None)
 
 
 def parse_help(text: str) -> Capabilities:
@@ -380,9 +389,10 @@ def _build(
     with log.open("w") as log_file, _progress(show_progress) as progress:
         task = progress.add_task(f"configure {source.describe()} ({options.backend})", total=None)
         _run(["cmake", "-S", str(tree), "-B", str(build_dir), *options.cmake_args()], log_file, log, "configure")
-        progress.update(task, description=f"build llama-server ({options.backend})")
+        targets = ["llama-server"] + ([rpc_target(tree)] if options.rpc else [])
+        progress.update(task, description=f"build {' and '.join(targets)} ({options.backend})")
         jobs = jobs or default_jobs(options.backend)
-        command = ["cmake", "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)]
+        command = ["cmake", "--build", str(build_dir), "--target", *targets, "-j", str(jobs)]
         _run(command, log_file, log, "compile", lambda done, total: progress.update(task, completed=done, total=total))
     binary_dir = next(
         (p.parent for p in build_dir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)), None
@@ -409,6 +419,16 @@ def _build(
     if patches:
         shutil.rmtree(tree, ignore_errors=True)
     return engine
+
+
+def rpc_target(tree: Path) -> str:
+    """The RPC worker's build target: `ggml-rpc-server` in newer llama.cpp trees, `rpc-server` in older ones
+    (BeeLlama v0.2.0 among them); read from the tree rather than assumed."""
+    for folder in ("tools/rpc", "examples/rpc"):
+        lists = tree / folder / "CMakeLists.txt"
+        if lists.is_file() and (found := re.search(r"set\(TARGET\s+([\w-]+)\)", lists.read_text())):
+            return found.group(1)
+    raise EngineBuildError(f"{tree} has no RPC server (tools/rpc or examples/rpc); build it without --rpc")
 
 
 PATCHES_DIR = Path(__file__).parent / "patches"

@@ -60,6 +60,10 @@ class Profile(BaseModel):
     ngram_size_m: int | None = None  # ... and how many tokens to draft from the match
     ngram_adapt_min: int | None = None  # ngram-simple: drafts start this long and adapt (our engine patch)
     threads: int | None = None
+    # llama.cpp RPC: `rpc-server` workers that hold part of the model (`--rpc`); layers go to them with -ngl
+    rpc_workers: list[str] = Field(default_factory=list)  # host:port of workers started on other machines
+    rpc_local_workers: int = 0  # workers `agent serve` starts on this machine (to try the path on one machine)
+    rpc_worker_threads: int | None = None
     temperature: float | None = None
     top_k: int | None = None
     top_p: float | None = None
@@ -79,7 +83,8 @@ class Profile(BaseModel):
             if self.tensor_parallel != 1 or self.gpu_memory_utilization is not None:
                 raise ValueError("tensor_parallel and gpu_memory_utilization need engine vllm or sglang")
             return self
-        ignored = [f for f in LLAMA_SERVER_ONLY if getattr(self, f) != type(self).model_fields[f].default]
+        fields = type(self).model_fields
+        ignored = [f for f in LLAMA_SERVER_ONLY if getattr(self, f) != fields[f].get_default(call_default_factory=True)]
         if ignored:
             raise ValueError(
                 f"{', '.join(ignored)}: llama-server settings, which engine {self.engine} does not take "
@@ -117,6 +122,9 @@ LLAMA_SERVER_ONLY = [
     "ngram_size_m",
     "ngram_adapt_min",
     "threads",
+    "rpc_workers",
+    "rpc_local_workers",
+    "rpc_worker_threads",
     "temperature",
     "top_k",
     "top_p",
@@ -124,8 +132,16 @@ LLAMA_SERVER_ONLY = [
 ]
 
 
-def render(profile: Profile, caps: Capabilities, model_paths: dict[str, Path], host: str, port: int) -> list[str]:
-    """llama-server arguments (without the binary) in the guide's order; refuses flags the engine lacks."""
+def render(
+    profile: Profile,
+    caps: Capabilities,
+    model_paths: dict[str, Path],
+    host: str,
+    port: int,
+    rpc_endpoints: list[str] | None = None,
+) -> list[str]:
+    """llama-server arguments (without the binary) in the guide's order; refuses flags the engine lacks.
+    `rpc_endpoints` are the RPC workers actually started (default: the profile's, local ones at their usual ports)."""
     if profile.engine != "llama-server":
         raise ProfileError(
             f"profile {profile.name!r} runs on {profile.engine}, not llama-server; "
@@ -147,17 +163,29 @@ def render(profile: Profile, caps: Capabilities, model_paths: dict[str, Path], h
     args += _opt("--top-p", profile.top_p) + _opt("--min-p", profile.min_p)
     args += _opt("--spec-draft-n-max", profile.draft_max) + _opt("--spec-draft-n-min", profile.draft_min)
     args += _opt("--spec-draft-p-min", profile.draft_p_min) + _opt("-cd", profile.draft_ctx)
-    args += _adaptive_args(profile, caps) + _opt("-t", profile.threads) + profile.extra_args
+    args += _adaptive_args(profile, caps) + _opt("-t", profile.threads)
+    args += _rpc_args(profile, rpc_endpoints) + profile.extra_args
     missing = [a for a in args if a.startswith("-") and not _is_number(a) and not caps.has(a)]
     for cache_type in filter(None, (profile.cache_type_k, profile.cache_type_v)):
         if caps.cache_types and cache_type not in caps.cache_types:
             missing.append(f"cache type {cache_type}")
     if missing:
+        how = "`agent engine build --rpc ...`" if "--rpc" in missing else "`agent engine build --source ...`"
         raise ProfileError(
             f"profile {profile.name!r} needs {', '.join(sorted(set(missing)))}, which this engine does not offer; "
-            "build an engine that has them (`agent engine build --source ...`) or pick another profile"
+            f"build an engine that has them ({how}) or pick another profile"
         )
     return args
+
+
+RPC_DEFAULT_PORT = 50052  # rpc-server's own default
+
+
+def _rpc_args(profile: Profile, endpoints: list[str] | None) -> list[str]:
+    if endpoints is None:
+        local = [f"127.0.0.1:{RPC_DEFAULT_PORT + i}" for i in range(profile.rpc_local_workers)]
+        endpoints = profile.rpc_workers + local
+    return ["--rpc", ",".join(endpoints)] if endpoints else []
 
 
 def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
@@ -328,6 +356,16 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         # (0.96-0.97x: a wrong 32-token draft copied from the prompt's examples costs ~10 steps to verify); the
         # stock 12/48 lost more (0.77x); the 0.5B draft model lost everywhere (0.3-0.67x: on 2 cores a verify
         # batch is not cheap enough for its ~85% acceptance).
+        # One model over llama.cpp RPC workers (here two local ones, to try the path on one machine; list real
+        # machines' `rpc-server`s in a user profile's `rpc_workers`). All layers go to the workers.
+        Profile(
+            name="qwen-cpu-rpc",
+            description="CPU, the model's layers spread over two local RPC workers (rpc-server).",
+            gpu_layers="99",
+            rpc_local_workers=2,
+            rpc_worker_threads=1,
+            **CPU_QWEN,
+        ),
         Profile(
             name="qwen-cpu-ngram",
             description="CPU default: adaptive n-gram speculation (about 2x when a reply re-emits text).",

@@ -21,7 +21,9 @@ from inference.fetch import fetch_model
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.paths import state_dir
 from inference.models import get_model
+from inference.net import free_port
 from inference.profiles import Profile, ProfileError, render
+from inference.rpc import LocalRpcWorkers
 
 GATED = "the model is gated: accept its terms on huggingface.co, then `hf auth login` or export HF_TOKEN"
 KNOWN_FAILURES = [
@@ -70,16 +72,11 @@ class ServerState(BaseModel):
     url: str
     profile: str
     log: str
+    workers: list[int] = []  # local RPC workers' process ids, stopped with the server
 
 
 def state_file() -> Path:
     return state_dir() / "server.json"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def is_loopback(host: str) -> bool:
@@ -132,11 +129,23 @@ class ManagedProcess:
     def argv(self) -> list[str]:
         raise NotImplementedError
 
+    def prepare(self) -> list[str]:
+        """The command, once what it needs is ready (models fetched, helper processes started)."""
+        return self.argv()
+
     def env(self) -> dict[str, str]:
         return dict(os.environ)
 
+    def worker_pids(self) -> list[int]:
+        """Helper processes stopped with the server (a background server's state records them)."""
+        return []
+
     def start(self, timeout: float | None = None, detach: bool = False) -> "ManagedProcess":
-        argv = self.argv()
+        try:
+            argv = self.prepare()
+        except BaseException:
+            self.stop()
+            raise
         with self.log_path.open("w") as log:
             log.write("$ " + " ".join(redacted(argv)) + "\n")
             log.flush()
@@ -157,7 +166,11 @@ class ManagedProcess:
             state_file().parent.mkdir(parents=True, exist_ok=True)
             state_file().write_text(
                 ServerState(
-                    pid=self.process.pid, url=self.url, profile=self.profile.name, log=str(self.log_path)
+                    pid=self.process.pid,
+                    url=self.url,
+                    profile=self.profile.name,
+                    log=str(self.log_path),
+                    workers=self.worker_pids(),
                 ).model_dump_json()
             )
         return self
@@ -220,25 +233,55 @@ class ManagedServer(ManagedProcess):
         self.engine = engine
         self.check_memory = check_memory
         self.model_paths = model_paths or {}  # local GGUF files instead of catalog fetches
+        self.workers: LocalRpcWorkers | None = None
 
-    def argv(self) -> list[str]:
+    def argv(self, rpc_endpoints: list[str] | None = None) -> list[str]:
         """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
         either)."""
+        caps = self.engine.capabilities
         # refuse a profile the engine cannot run before downloading gigabytes for it
-        render(
-            self.profile, self.engine.capabilities, {m: Path(m) for m in self.profile.models()}, self.host, self.port
-        )
+        render(self.profile, caps, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
-        check_drafter(self.profile, self.engine.capabilities, paths)
+        check_drafter(self.profile, caps, paths)
         if self.check_memory:
             check_fits(self.profile, paths)
-        return [str(self.engine.binary), *render(self.profile, self.engine.capabilities, paths, self.host, self.port)]
+        return [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
+
+    def prepare(self) -> list[str]:
+        """Local RPC workers first (when the profile has them), then the command that connects to them."""
+        return self.argv(self._start_workers())
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         if self.api_key:  # through the environment, not argv, so `ps` does not show it
             env["LLAMA_API_KEY"] = self.api_key
         return env
+
+    def worker_pids(self) -> list[int]:
+        return [w.pid for w in self.workers.processes] if self.workers else []
+
+    def _start_workers(self) -> list[str] | None:
+        """The profile's local RPC workers, started before llama-server connects to them; None when it has none."""
+        if not self.profile.rpc_local_workers:
+            return None
+        binary = self.engine.rpc_server
+        if binary is None:
+            raise ProfileError(
+                f"profile {self.profile.name!r} starts local RPC workers, but engine {self.engine.key} has no "
+                "rpc-server; build one with `agent engine build --rpc` (same --source and --backend)"
+            )
+        self.workers = LocalRpcWorkers(
+            binary,
+            self.profile.rpc_local_workers,
+            threads=self.profile.rpc_worker_threads,
+            log_dir=self.log_path.parent,
+        )
+        return self.profile.rpc_workers + self.workers.start()
+
+    def stop(self, grace: float = 10.0) -> None:
+        super().stop(grace)
+        if self.workers:
+            self.workers.stop()
 
 
 def redacted(argv: list[str]) -> list[str]:
@@ -374,6 +417,8 @@ def stop_background() -> ServerState | None:
     state, alive = background_status()
     if state and alive:
         stop_process_group(state.pid)
+    for worker in state.workers if state else []:
+        stop_process_group(worker, grace=5.0)
     state_file().unlink(missing_ok=True)
     return state
 

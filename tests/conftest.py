@@ -42,10 +42,11 @@ def embedded(qwen_path):
 @pytest.fixture(scope="session")
 def engine():
     """llama-server built from the upstream tree in the llama-cpp-python sdist: compiled once per machine
-    (about 7 minutes on 2 cores), then served from the engine cache."""
+    (about 8 minutes on 2 cores), then served from the engine cache. With the RPC backend and its worker, so one
+    build serves every test, the RPC ones included (without `--rpc` the server behaves the same)."""
     from inference.engine import BuildOptions, EngineSource, build_engine
 
-    return build_engine(EngineSource.parse("pypi-sdist"), BuildOptions(backend="cpu"), show_progress=False)
+    return build_engine(EngineSource.parse("pypi-sdist"), BuildOptions(backend="cpu", rpc=True), show_progress=False)
 
 
 class ScriptedBackend:

@@ -34,19 +34,22 @@ def engine_build(
         "-j",
         help="Parallel compile jobs (default: cores, fewer when free RAM is short: about 4 GB per CUDA job).",
     ),
+    rpc: bool = typer.Option(
+        False, "--rpc", help="Also build rpc-server and the RPC backend, to spread one model over machines."
+    ),
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
     from inference.engine import EngineSource, build_engine, detect_build_options
 
-    engine = build_engine(
-        EngineSource.parse(source, ref), detect_build_options(backend, cuda_arch), jobs=jobs, force=force
-    )
+    options = detect_build_options(backend, cuda_arch).model_copy(update={"rpc": rpc})
+    engine = build_engine(EngineSource.parse(source, ref), options, jobs=jobs, force=force)
     caps = engine.capabilities
     typer.echo(
         f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
         f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
         f"\n  our patches: {', '.join(engine.patches) or 'none apply to this source'}"
+        + (f"\n  RPC worker: {engine.rpc_server}" if engine.rpc_server else "")
     )
 
 
@@ -63,7 +66,7 @@ def engine_list() -> None:
         table.add_row(
             engine.key,
             f"{engine.source}\n{engine.commit[:16]}",
-            engine.options.backend,
+            engine.options.backend + ("+rpc" if engine.options.rpc else ""),
             engine.version,
             engine.capabilities.dflash_dialect,
             ", ".join(engine.patches) or "-",

@@ -169,19 +169,27 @@ def mcp_serve(
     root: Optional[list[Path]] = typer.Option(
         None, "--root", help="Folders clients may ask the agent to work in (default: the current one)."
     ),
+    parallel: int = typer.Option(
+        1,
+        "--parallel",
+        "-j",
+        min=1,
+        help="Runs at once (with --profile: one llama-server with this many slots, started once for all runs).",
+    ),
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
 ) -> None:
     """Serve the agent over MCP: tools run_task, new_project, list_skills. IDEs launch `agent mcp serve`."""
-    from agent.mcp_server import build_server, serve_http, serve_stdio
+    from agent.mcp_server import build_server, serve_http, serve_stdio, shared_backend
 
-    server = build_server(dict(model=model, endpoint=endpoint, profile=profile), roots=root)
-    if not http:
-        serve_stdio(server)
-        return
-    if not token:
-        token = secrets.token_urlsafe(24)
-        err.print(f"bearer token for this server: {token}  (set --token or DFLASH_AGENT_MCP_TOKEN to choose one)")
-    err.print(f"serving MCP at http://127.0.0.1:{port}/mcp (pid {os.getpid()})")
-    serve_http(server, port, token)
+    with shared_backend(dict(model=model, endpoint=endpoint, profile=profile), parallel) as (overrides, runs):
+        server = build_server(overrides, roots=root, runs_at_once=runs)
+        if not http:
+            serve_stdio(server)
+            return
+        if not token:
+            token = secrets.token_urlsafe(24)
+            err.print(f"bearer token for this server: {token}  (set --token or DFLASH_AGENT_MCP_TOKEN to choose one)")
+        err.print(f"serving MCP at http://127.0.0.1:{port}/mcp (pid {os.getpid()}, {runs} run(s) at once)")
+        serve_http(server, port, token)

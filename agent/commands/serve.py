@@ -111,12 +111,13 @@ def _print_plan(
     from inference.fetch import cached_model, model_path
     from inference.memplan import parse_size, plan_profile
     from inference.models import get_model
+    from inference.net import free_port
     from inference.profiles import render
     from inference import server as srv
 
     caps, binary, described = srv.planned_engine(chosen, engine_key)
     paths = {m: cached_model(get_model(m)) or model_path(get_model(m)) for m in chosen.models()}
-    argv = [binary, *render(chosen, caps, paths, host, port or srv.free_port())]
+    argv = [binary, *render(chosen, caps, paths, host, port or free_port())]
     if not with_plan:
         typer.echo(shlex.join(argv))
         return

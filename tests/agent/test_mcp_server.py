@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from agent.mcp_server import build_server
-from inference.server import free_port
+from inference.net import free_port
 
 AGENT = str(Path(sys.executable).parent / "agent")
 

@@ -14,7 +14,7 @@ from agent.config import Config
 from agent.workflows import new_project
 from inference.backend import BackendError, Message, Sampling
 from inference.endpoint import EndpointBackend
-from inference.server import free_port
+from inference.net import free_port
 
 pytestmark = pytest.mark.model
 

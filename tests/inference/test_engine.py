@@ -62,7 +62,7 @@ def test_a_patch_that_does_not_apply_is_left_out(tmp_path):
 
 def test_a_second_build_is_served_from_the_cache(engine):
     started = time.monotonic()
-    again = build_engine(EngineSource.parse("pypi-sdist"), BuildOptions(backend="cpu"), show_progress=False)
+    again = build_engine(EngineSource.parse("pypi-sdist"), engine.options, show_progress=False)
     assert again.key == engine.key and again.binary == engine.binary
     assert time.monotonic() - started < 60  # hashing the tree, no compile
 

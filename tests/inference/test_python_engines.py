@@ -85,6 +85,7 @@ def test_a_user_profile_sets_tensor_parallel_and_a_flag_the_engine_lacks_is_refu
     ("fields", "message"),
     [
         ('engine = "vllm"\ncache_type_k = "q8_0"', "cache_type_k: llama-server settings, which engine vllm"),
+        ('engine = "vllm"\nrpc_workers = ["10.0.0.2:50052"]', "rpc_workers: llama-server settings"),
         ("tensor_parallel = 2", "tensor_parallel and gpu_memory_utilization need engine vllm or sglang"),
         ('engine = "sglang"\nspeculative = "ngram-simple"', "speculative none or dflash"),
     ],

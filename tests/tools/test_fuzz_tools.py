@@ -358,7 +358,12 @@ def test_writes_into_any_git_folder_through_any_route_are_refused(arena, tools):
                 result = tools[name].invoke(arguments, ToolContext(arena.workspace))
                 assert result.is_error and result.output.strip(), (name, path, result.output)
                 arena.check_nothing_escaped(result, reads=False)
-    for name, arguments in [("read_file", {"path": "fifo"}), ("edit_file", {"path": "fifo", "old": "a", "new": "b"})]:
+    fifo = arena.workspace / "fresh_fifo"  # its own: the fuzzing above may have written a file over "fifo"
+    os.mkfifo(fifo)
+    for name, arguments in [
+        ("read_file", {"path": fifo.name}),
+        ("edit_file", {"path": fifo.name, "old": "a", "new": "b"}),
+    ]:
         with case(name):
             result = tools[name].invoke(arguments, ToolContext(arena.workspace))
             assert result.is_error and "not a regular file" in result.output, result.output
