@@ -82,15 +82,17 @@ def shared_backend(overrides: dict[str, Any], parallel: int) -> Iterator[tuple[d
     from agent.config import user_profiles
     from agent.runtime import slotted
     from inference.profiles import get_profile
-    from inference.server import ManagedServer, choose_engine
+    from inference.python_engines import managed
 
     config = load_config(None, overrides)
     if config.endpoint:
         yield overrides, parallel
     elif config.profile:
         profile = slotted(get_profile(config.profile, user_profiles()), parallel)
-        log.info("starting llama-server (profile %s, %d slot(s)) for every run", profile.name, parallel)
-        with ManagedServer(choose_engine(profile, config.engine), profile) as server:
+        log.info(
+            "starting the %s server (profile %s, %d slot(s)) for every run", profile.engine, profile.name, parallel
+        )
+        with managed(profile, config.engine) as server:
             yield {**overrides, "endpoint": server.url}, parallel
     else:
         if parallel > 1:

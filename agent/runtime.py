@@ -21,7 +21,7 @@ from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
 from inference.models import ModelSpec, get_model
 from inference.profiles import Profile, get_profile
-from inference.server import ManagedServer, choose_engine
+from inference.python_engines import managed
 from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver
@@ -59,7 +59,7 @@ def backends(config: Config, parallel: int = 1) -> Iterator[tuple[Callable[[], C
         )
     elif config.profile:
         profile = slotted(get_profile(config.profile, user_profiles()), parallel)
-        with ManagedServer(choose_engine(profile, config.engine), profile) as server:
+        with managed(profile, config.engine) as server:
             yield (lambda: EndpointBackend(server.url)), parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
         backend = embedded_backend(config)
@@ -68,8 +68,9 @@ def backends(config: Config, parallel: int = 1) -> Iterator[tuple[Callable[[], C
 
 def slotted(profile: Profile, parallel: int) -> Profile:
     """The profile with `parallel` server slots; llama-server splits its context over the slots (unless the
-    KV cache is unified), so the context grows with them to keep each slot's size."""
-    if parallel <= profile.parallel:
+    KV cache is unified), so the context grows with them to keep each slot's size. vLLM and SGLang batch any
+    number of requests: their profiles stay as they are."""
+    if parallel <= profile.parallel or profile.engine != "llama-server":
         return profile
     ctx = profile.ctx_size if profile.kv_unified else profile.ctx_size // profile.parallel * parallel
     return profile.model_copy(update={"parallel": parallel, "ctx_size": ctx})

@@ -3,7 +3,9 @@
 Streams through the official `openai` client and reads llama-server's extra `timings` (prompt-cache reuse,
 drafted and accepted tokens) from the final chunk when the server sends them. On llama-server, turns without
 native tools go through its own `/completion` with the prompt as token ids (see `inference.token_history`),
-so every turn after the first reuses the whole cached conversation.
+so every turn after the first reuses the whole cached conversation. Other servers (vLLM, SGLang) send no such
+timings: their Prometheus `/metrics`, read before and after each reply, give the same figures
+(`inference.metrics`; the server's whole traffic in between, so exact when the agent is its only client).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from inference.backend import (
     Timings,
     ToolCallRequest,
 )
+from inference import metrics
 from inference.token_history import TokenHistory
 
 FINISH_REASONS = {"eos": "stop", "word": "stop", "limit": "length"}
@@ -53,6 +56,7 @@ class EndpointBackend:
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
         )
         self.history = TokenHistory(self._tokenize, self._detokenize) if self._is_llama_server() else None
+        self.metrics = self.history is None  # read /metrics around each reply until the server shows it has none
 
     def _is_llama_server(self) -> bool:
         try:
@@ -98,7 +102,31 @@ class EndpointBackend:
         with self._errors():
             if self.history is not None and not tools:
                 return self._complete_tokens(self.history, messages, sampling, on_text)
-            return self._stream(self._chat_request(messages, tools, sampling), on_text)
+            before = self._figures()
+            completion = self._stream(self._chat_request(messages, tools, sampling), on_text)
+            if before is not None:
+                after = self._figures_after(before, completion.timings.completion_tokens)
+                if after is not None:
+                    completion.timings = metrics.with_figures(completion.timings, after.minus(before))
+            return completion
+
+    def _figures(self) -> metrics.Figures | None:
+        if not self.metrics:
+            return None
+        figures = metrics.read(self.http)
+        self.metrics = figures is not None
+        return figures
+
+    def _figures_after(self, before: metrics.Figures, generated: int, wait: float = 1.0) -> metrics.Figures | None:
+        """A snapshot that counts the reply: engines update their counters as the request finishes, which can be
+        a moment after the client has the last chunk."""
+        deadline = time.monotonic() + wait
+        while True:
+            after = self._figures()
+            counted = after is not None and (after.generated_tokens or 0) - (before.generated_tokens or 0) >= generated
+            if after is None or counted or time.monotonic() > deadline:
+                return after
+            time.sleep(0.05)
 
     def _chat_request(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: Sampling

@@ -4,6 +4,10 @@ ring, compute buffers, runtime), their total, and whether it fits the device, be
 KV cache follows llama.cpp (`llama_kv_cache_iswa`): full-attention layers hold the whole context; sliding-window
 layers hold window x sequences + ubatch cells (padded to 256), never more than the context. Facts come from the
 GGUF header when the file is cached, else from the catalog, so a plan never needs a download.
+
+vLLM and SGLang profiles (Hugging Face checkpoints, `inference.checkpoints`) are planned per GPU: weights split
+over `tensor_parallel` GPUs, the KV cache of one full-context request (the engines refuse to start without it
+and fill the rest of their share with more), the drafter, against the engine's share of each GPU.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from inference.checkpoints import Checkpoint, get_checkpoint
 from inference.shape import ModelShape
 
 # bytes per element of each KV cache type (block formats include their scales)
@@ -33,6 +38,12 @@ KV_PAD = 256  # llama.cpp pads KV cache sizes to this many cells
 DEFAULT_UBATCH = 512
 DFLASH_CROSS_CTX_DEFAULT = 512  # BeeLlama's --spec-dflash-cross-ctx default
 RUNTIME = {"gpu": 512 * 1024**2, "cpu": 256 * 1024**2}  # CUDA context + cuBLAS workspace; CPU threadpool etc.
+# vLLM and SGLang, per GPU
+VLLM_UTILIZATION = 0.92  # vLLM's default --gpu-memory-utilization (vllm/config/cache.py)
+SGLANG_RESERVE = 10 * 1024**3  # SGLang's automatic mem_fraction_static keeps >= 10 GiB free on GPUs over 60 GiB
+ACTIVATIONS = 3 * 1024**3  # activations of a prefill chunk, CUDA graphs, NCCL buffers (an allowance)
+ENGINE_RUNTIME = 1024**3  # CUDA context and the engine's own buffers
+KV_BYTES = 2  # BF16 KV cache (the engines' default: the model's dtype)
 UNITS = {
     "": 1024**3,
     "b": 1,
@@ -72,6 +83,7 @@ class MemoryPlan(BaseModel):
     terms: list[PlanTerm]
     available: int | None  # None: unknown (no GPU here and no --gpu-memory)
     available_from: str
+    advice: str = ""  # what to do when it does not fit (default: llama-server's knobs)
 
     @property
     def total(self) -> int:
@@ -89,7 +101,9 @@ class MemoryPlan(BaseModel):
             return f"fits: {gb(self.total)} of {gb(self.available)} ({self.available_from}), {gb(self.available - self.total)} to spare"
         short = self.total - self.available
         largest = max(self.terms, key=lambda t: t.bytes)
-        if largest.bytes > self.available:
+        if self.advice:
+            why = self.advice
+        elif largest.bytes > self.available:
             why = f"the {largest.label} alone ({gb(largest.bytes)}) exceed it: use a smaller quantization or a bigger device"
         else:
             why = (
@@ -286,8 +300,115 @@ def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | Non
 
 def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: int | None = None) -> MemoryPlan:
     """The plan of `profile` on this machine (or on a card of `gpu_memory` bytes)."""
+    if profile.engine != "llama-server":  # vLLM / SGLang: Hugging Face checkpoints, per GPU
+        return plan_python_engine(profile, gpu_memory)
     paths = paths or {}
     target = model_facts(profile.target, paths.get(profile.target))
     draft = model_facts(profile.draft, paths.get(profile.draft)) if profile.draft else None
     available, where = device_memory(profile.device, gpu_memory)
     return build_plan(profile, target, draft, available=available, available_from=where)
+
+
+# ---------------------------------------------------------------- vLLM and SGLang
+
+
+def kv_bytes_per_gpu(shape: ModelShape, ctx: int, tp: int) -> tuple[int, str]:
+    """KV cache of one full-context request on one GPU: sliding-window layers hold the window, the others the
+    whole context; each GPU holds its share of the KV heads (at least one)."""
+    total = 0
+    groups: dict[tuple[bool, int, int, int], int] = {}
+    for heads, k_len, v_len, swa in zip(shape.kv_heads, shape.key_length, shape.value_length, shape.swa_layers):
+        cells = min(ctx, shape.sliding_window) if swa else ctx
+        share = math.ceil(heads / tp)
+        total += cells * share * (k_len + v_len) * KV_BYTES
+        groups[(swa, share, k_len, cells)] = groups.get((swa, share, k_len, cells), 0) + 1
+    parts = [
+        f"{n} {'sliding-window' if swa else 'full'} layers x {share} KV heads x {k_len} x {cells} tokens"
+        for (swa, share, k_len, cells), n in sorted(groups.items(), key=lambda g: g[0][0], reverse=True)
+    ]
+    return total, "BF16: " + "; ".join(parts)
+
+
+def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
+    """Per GPU: weights / tensor_parallel, the KV cache one full-context request needs (the engine refuses to
+    start without it; it fills the rest of its share with more), the drafter, and the engine's share of the
+    GPU (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static) as what is available."""
+    tp = profile.tensor_parallel
+    target = _checkpoint(profile, profile.target)
+    terms = [
+        PlanTerm(
+            label="target weights",
+            bytes=target.weights // tp,
+            detail=f"{target.repo}: {gb(target.weights)} / {tp} GPU(s)",
+        ),
+    ]
+    kv, kv_detail = kv_bytes_per_gpu(target.shape, profile.ctx_size, tp)
+    terms.append(
+        PlanTerm(label="target KV cache", bytes=kv, detail=f"one {profile.ctx_size}-token request; {kv_detail}")
+    )
+    if profile.draft:
+        draft = _checkpoint(profile, profile.draft)
+        terms.append(
+            PlanTerm(
+                label="draft weights",
+                bytes=draft.weights // tp,
+                detail=f"{draft.repo}: {gb(draft.weights)} / {tp} GPU(s)",
+            )
+        )
+        dkv, dkv_detail = kv_bytes_per_gpu(draft.shape, profile.ctx_size, tp)
+        terms.append(PlanTerm(label="draft KV cache", bytes=dkv, detail=f"one slot per target token; {dkv_detail}"))
+    if profile.engine == "vllm":  # inside vLLM's share; SGLang keeps them outside mem_fraction_static
+        terms.append(
+            PlanTerm(label="activations", bytes=ACTIVATIONS, detail="prefill chunk, CUDA graphs, NCCL (an allowance)")
+        )
+        terms.append(PlanTerm(label="runtime", bytes=ENGINE_RUNTIME, detail="CUDA context and engine buffers"))
+    available, where, advice = _share(profile, gpu_memory)
+    memory = MemoryPlan(
+        profile=profile.name, device="gpu", terms=terms, available=available, available_from=where, advice=advice
+    )
+    return memory
+
+
+def _checkpoint(profile, repo: str) -> Checkpoint:
+    from inference.profiles import ProfileError
+
+    found = get_checkpoint(repo)
+    if found is None:
+        raise ProfileError(
+            f"profile {profile.name!r}: no size or layer facts for {repo!r}, so no memory plan; "
+            "the command itself (`--print-args`) does not need them"
+        )
+    return found
+
+
+def _share(profile, gpu_memory: int | None) -> tuple[int | None, str, str]:
+    """(bytes the engine may use on each GPU, where that comes from, what to do when it does not fit)."""
+    from inference.hardware import nvidia_gpus
+
+    tp = profile.tensor_parallel
+    advice = (
+        f"raise tensor_parallel (now {tp}), lower ctx_size, or use GPUs with more memory"
+        if tp < 8
+        else "lower ctx_size or use GPUs with more memory"
+    )
+    if gpu_memory is not None:
+        size, source = gpu_memory, f"--gpu-memory, {tp} such GPU(s)"
+    else:
+        gpus = nvidia_gpus()
+        if len(gpus) < tp:
+            found = f"{len(gpus)} NVIDIA GPU(s) found" if gpus else "no NVIDIA GPU found (nvidia-smi)"
+            return None, f"tensor_parallel {tp} needs {tp} GPUs, {found}", advice
+        size = min(g.memory_total for g in gpus[:tp])
+        source = f"{gpus[0].name} x {tp}"
+    if profile.engine == "vllm":
+        share = profile.gpu_memory_utilization or VLLM_UTILIZATION
+        what = "gpu_memory_utilization" + ("" if profile.gpu_memory_utilization else ", vLLM's default")
+        return int(size * share), f"{share:.0%} ({what}) of {gb(size)} per GPU; {source}", advice
+    if profile.gpu_memory_utilization is not None:
+        share = profile.gpu_memory_utilization
+        return int(size * share), f"{share:.0%} (mem_fraction_static) of {gb(size)} per GPU; {source}", advice
+    return (
+        size - SGLANG_RESERVE,
+        f"{gb(size)} per GPU less the {gb(SGLANG_RESERVE)} SGLang keeps for activations and CUDA graphs; {source}",
+        advice,
+    )

@@ -1,8 +1,10 @@
-"""Named, typed launch recipes for llama-server, rendered to argv for one engine or refused with a reason.
+"""Named, typed launch recipes, rendered to argv for one engine or refused with a reason.
 
-The two Gemma profiles are the seed guide's commands (host aside: we bind 127.0.0.1). CPU profiles use the
-Qwen2.5-Coder 1.5B target with its 0.5B draft. A profile never renders a flag its engine lacks: the
-speculative flags follow the engine's dialect (BeeLlama `dflash` + cross-ctx, or upstream `draft-*`).
+A profile names its engine: llama-server (rendered here) or vLLM / SGLang (rendered by
+`inference.python_engines`). The two Gemma profiles are the seed guide's commands (host aside: we bind
+127.0.0.1). CPU profiles use the Qwen2.5-Coder 1.5B target with its 0.5B draft. A profile never renders a flag
+its engine lacks: the speculative flags follow the engine's dialect (BeeLlama `dflash` + cross-ctx, or upstream
+`draft-*`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from inference.engine import Capabilities
 
+EngineName = Literal["llama-server", "vllm", "sglang"]
 Speculative = Literal["none", "draft", "dflash", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
 
 
@@ -27,8 +30,9 @@ class Profile(BaseModel):
 
     name: str
     description: str = ""
-    target: str  # catalog model id
-    draft: str | None = None
+    engine: EngineName = "llama-server"
+    target: str  # llama-server: catalog model id; vllm/sglang: Hugging Face checkpoint (or local folder)
+    draft: str | None = None  # the same kind of name as `target`
     speculative: Speculative = "none"
     device: Literal["gpu", "cpu"] = "cpu"
     ctx_size: int = 8192
@@ -64,10 +68,68 @@ class Profile(BaseModel):
     top_k: int | None = None
     top_p: float | None = None
     min_p: float | None = None
+    # vLLM / SGLang (ctx_size is their max model length, draft_max the tokens drafted per step)
+    tensor_parallel: int = Field(default=1, ge=1)  # GPUs one model is split over
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # the engine's share of each GPU
     extra_args: list[str] = Field(default_factory=list)
 
     def models(self) -> list[str]:
         return [self.target] + ([self.draft] if self.draft else [])
+
+    @model_validator(mode="after")
+    def _fits_its_engine(self) -> "Profile":
+        """A setting the profile's engine does not take is an error, not silently dropped."""
+        if self.engine == "llama-server":
+            if self.tensor_parallel != 1 or self.gpu_memory_utilization is not None:
+                raise ValueError("tensor_parallel and gpu_memory_utilization need engine vllm or sglang")
+            return self
+        fields = type(self).model_fields
+        ignored = [f for f in LLAMA_SERVER_ONLY if getattr(self, f) != fields[f].get_default(call_default_factory=True)]
+        if ignored:
+            raise ValueError(
+                f"{', '.join(ignored)}: llama-server settings, which engine {self.engine} does not take "
+                "(pass its own flags in extra_args)"
+            )
+        if self.speculative not in ("none", "dflash"):
+            raise ValueError(f"engine {self.engine} profiles speak speculative none or dflash, not {self.speculative}")
+        if self.speculative == "dflash" and not (self.draft and self.draft_max):
+            raise ValueError("speculative dflash needs draft (the drafter's checkpoint) and draft_max")
+        return self
+
+
+# what only llama-server takes; vLLM and SGLang batch any number of requests, and sampling comes with each request
+LLAMA_SERVER_ONLY = [
+    "parallel",
+    "kv_unified",
+    "gpu_layers",
+    "draft_gpu_layers",
+    "batch",
+    "ubatch",
+    "cache_type_k",
+    "cache_type_v",
+    "flash_attn",
+    "cache_ram",
+    "no_mmap",
+    "mlock",
+    "no_host",
+    "reasoning",
+    "dflash_cross_ctx",
+    "draft_min",
+    "draft_p_min",
+    "draft_ctx",
+    "spec_dm_adaptive",
+    "ngram_size_n",
+    "ngram_size_m",
+    "ngram_adapt_min",
+    "threads",
+    "rpc_workers",
+    "rpc_local_workers",
+    "rpc_worker_threads",
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+]
 
 
 def render(
@@ -80,6 +142,11 @@ def render(
 ) -> list[str]:
     """llama-server arguments (without the binary) in the guide's order; refuses flags the engine lacks.
     `rpc_endpoints` are the RPC workers actually started (default: the profile's, local ones at their usual ports)."""
+    if profile.engine != "llama-server":
+        raise ProfileError(
+            f"profile {profile.name!r} runs on {profile.engine}, not llama-server; "
+            f"`agent serve --profile {profile.name} --plan` shows its command"
+        )
     args = ["-m", str(model_paths[profile.target])]
     if profile.draft:
         args += ["--spec-draft-model", str(model_paths[profile.draft])]
@@ -194,6 +261,15 @@ def _is_number(token: str) -> bool:
 
 GUIDE_SAMPLING = dict(temperature=0.7, top_k=64, top_p=0.95, min_p=0.0, reasoning="off")
 GUIDE_GPU = dict(device="gpu", parallel=1, gpu_layers="all", batch=2048, ubatch=512, ctx_size=32768, flash_attn="on")
+PYTHON_ENGINE_DFLASH = dict(
+    device="gpu",
+    target="google/gemma-4-31B-it",
+    draft="z-lab/gemma-4-31B-it-DFlash",
+    speculative="dflash",
+    draft_max=15,
+    ctx_size=32768,
+    tensor_parallel=1,
+)
 CPU_QWEN = dict(device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parallel=1, batch=512, ubatch=512)
 
 BUILTIN_PROFILES: dict[str, Profile] = {
@@ -245,6 +321,21 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             draft_ctx=1024,
             **GUIDE_GPU,
             **GUIDE_SAMPLING,
+        ),
+        # The same pair at full precision on vLLM and SGLang (docs/scale-out.md): BF16 target (~62 GB) and z-lab's
+        # gated DFlash drafter, 15 drafted tokens per step (SGLang's block of 16). H100/H200 class; a user
+        # profile can `extends` one and set tensor_parallel (GPUs), ctx_size or gpu_memory_utilization.
+        Profile(
+            name="gemma4-31b-dflash-vllm",
+            description="Gemma 4 31B BF16 + z-lab DFlash drafter on vLLM (H100/H200 class GPUs).",
+            engine="vllm",
+            **PYTHON_ENGINE_DFLASH,
+        ),
+        Profile(
+            name="gemma4-31b-dflash-sglang",
+            description="Gemma 4 31B BF16 + z-lab DFlash drafter on SGLang (H100/H200 class GPUs).",
+            engine="sglang",
+            **PYTHON_ENGINE_DFLASH,
         ),
         Profile(name="qwen-cpu", description="CPU baseline: Qwen2.5-Coder-1.5B, no speculation.", **CPU_QWEN),
         # Draft-model speculation: lossless and ~90% accepted, but slower than the baseline on a 2-core CPU
@@ -314,9 +405,12 @@ def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
             profiles[name] = Profile.model_validate(base | fields | {"name": name})
         except ValidationError as exc:
             problem = exc.errors()[0]
-            field = ".".join(str(part) for part in problem["loc"]) or "?"
+            field = ".".join(str(part) for part in problem["loc"])
             what = "unknown field" if problem["type"] == "extra_forbidden" else problem["msg"].lower()
-            raise ProfileError(f"profile {name!r} in {user_file}: field {field!r}: {what}") from None
+            where = f"field {field!r}: " if field else ""
+            raise ProfileError(
+                f"profile {name!r} in {user_file}: {where}{what.removeprefix('value error, ')}"
+            ) from None
     return profiles
 
 

@@ -1,5 +1,6 @@
-"""llama-server as a managed child: 127.0.0.1 and a free port by default, ready when `/health` says so,
-its log kept, an early exit reported with the cause read from the log, a clean stop."""
+"""An inference server as a managed child (llama-server here; vLLM and SGLang in `inference.python_engines`):
+127.0.0.1 and a free port by default, ready when `/health` says so, its log kept, an early exit reported with
+the cause read from the log, a clean stop."""
 
 from __future__ import annotations
 
@@ -24,7 +25,30 @@ from inference.net import free_port
 from inference.profiles import Profile, ProfileError, render
 from inference.rpc import LocalRpcWorkers
 
+GATED = "the model is gated: accept its terms on huggingface.co, then `hf auth login` or export HF_TOKEN"
 KNOWN_FAILURES = [
+    # vLLM and SGLang (Python engines; Hugging Face downloads)
+    ("GatedRepoError", GATED),
+    ("Cannot access gated repo", GATED),
+    (
+        "cache is needed, which is larger than the available KV cache",
+        "the KV cache cannot hold one full-context request: lower ctx_size, raise gpu_memory_utilization or "
+        "tensor_parallel",
+    ),
+    (
+        "No available memory for the cache blocks",
+        "no GPU memory is left for the KV cache: raise gpu_memory_utilization or tensor_parallel",
+    ),
+    (
+        "CUDA out of memory",
+        "the GPU ran out of memory: lower ctx_size or gpu_memory_utilization, or raise tensor_parallel",
+    ),
+    (
+        "require the V2 model runner",
+        "this DFlash drafter mixes sliding and full attention: start again with VLLM_USE_V2_MODEL_RUNNER=1 in the "
+        "environment",
+    ),
+    # llama-server
     ("cudaMalloc failed: out of memory", "the GPU ran out of memory: lower --ctx-size or pick a smaller model"),
     ("failed to allocate", "not enough memory for the model or its buffers: lower the context size"),
     ("failed to load draft model", "the draft model could not be loaded (wrong file or architecture)"),
@@ -69,8 +93,129 @@ def diagnose(log_text: str) -> str:
     return "see the log tail below"
 
 
-class ManagedServer:
-    """One llama-server process. Use as a context manager, or `start()` / `stop()`."""
+class ManagedProcess:
+    """One OpenAI-compatible server process: start, wait for `/health`, report an early exit with the log's
+    cause, stop. Subclasses give its command (`argv`) and environment (`env`). Use as a context manager, or
+    `start()` / `stop()`."""
+
+    label = "server"  # names the process in logs and errors
+    ready_timeout = 600.0  # seconds to wait for `/health`
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        api_key: str | None = None,
+        log_dir: Path | None = None,
+    ):
+        if not is_loopback(host) and not api_key:
+            raise ProfileError(
+                f"refusing to listen on {host} without an API key: anyone on the network could use "
+                "the model; pass --api-key (or keep the default 127.0.0.1)"
+            )
+        self.profile, self.host, self.api_key = profile, host, api_key
+        self.port = port or free_port()
+        log_dir = log_dir or state_dir() / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_dir / f"{self.label}-{profile.name}-{self.port}.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def prepare(self) -> list[str]:
+        """The command, once what it needs is ready (models fetched, helper processes started)."""
+        return self.argv()
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def worker_pids(self) -> list[int]:
+        """Helper processes stopped with the server (a background server's state records them)."""
+        return []
+
+    def start(self, timeout: float | None = None, detach: bool = False) -> "ManagedProcess":
+        try:
+            argv = self.prepare()
+        except BaseException:
+            self.stop()
+            raise
+        with self.log_path.open("w") as log:
+            log.write("$ " + " ".join(redacted(argv)) + "\n")
+            log.flush()
+            self.process = subprocess.Popen(
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env(),
+                start_new_session=True,
+            )
+        try:
+            self._wait_ready(timeout or self.ready_timeout)
+        except BaseException:
+            self.stop()
+            raise
+        if detach:
+            state_file().parent.mkdir(parents=True, exist_ok=True)
+            state_file().write_text(
+                ServerState(
+                    pid=self.process.pid,
+                    url=self.url,
+                    profile=self.profile.name,
+                    log=str(self.log_path),
+                    workers=self.worker_pids(),
+                ).model_dump_json()
+            )
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        """The port answers 503 (or nothing) while the model loads; 200 means ready; an exit means failure."""
+        deadline = time.monotonic() + timeout
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        assert self.process is not None, "start() launches the process first"
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise self._failure(f"{self.label} exited with code {self.process.returncode} while starting")
+            try:
+                if httpx.get(f"http://{self.host}:{self.port}/health", timeout=2, headers=headers).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        raise self._failure(f"{self.label} was not ready after {timeout:.0f}s")
+
+    def _failure(self, what: str) -> ServerError:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        tail = "\n".join(text.splitlines()[-20:])
+        return ServerError(f"{what}: {diagnose(text)}.\nlog: {self.log_path}\n{tail}")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, grace: float = 10.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        stop_process_group(self.process.pid, grace, self.process)
+        self.process.wait()
+
+    def __enter__(self) -> "ManagedProcess":
+        return self if self.alive() else self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ManagedServer(ManagedProcess):
+    """One llama-server process from a profile and an engine build."""
+
+    label = "llama-server"
 
     def __init__(
         self,
@@ -84,24 +229,11 @@ class ManagedServer:
         check_memory: bool = True,
         model_paths: dict[str, Path] | None = None,
     ):
-        if not is_loopback(host) and not api_key:
-            raise ProfileError(
-                f"refusing to listen on {host} without an API key: anyone on the network could use "
-                "the model; pass --api-key (or keep the default 127.0.0.1)"
-            )
-        self.engine, self.profile, self.host, self.api_key = engine, profile, host, api_key
-        self.port = port or free_port()
+        super().__init__(profile, host=host, port=port, api_key=api_key, log_dir=log_dir)
+        self.engine = engine
         self.check_memory = check_memory
         self.model_paths = model_paths or {}  # local GGUF files instead of catalog fetches
-        log_dir = log_dir or state_dir() / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self.log_path = log_dir / f"llama-server-{profile.name}-{self.port}.log"
-        self.process: subprocess.Popen | None = None
         self.workers: LocalRpcWorkers | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
 
     def argv(self, rpc_endpoints: list[str] | None = None) -> list[str]:
         """The command line, once the models are here and the plan fits (`agent serve --plan` shows it without
@@ -115,59 +247,18 @@ class ManagedServer:
             check_fits(self.profile, paths)
         return [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
 
-    def start(self, timeout: float = 600.0, detach: bool = False) -> "ManagedServer":
-        try:
-            argv = self.argv(self._start_workers())
-        except BaseException:
-            self.stop()
-            raise
+    def prepare(self) -> list[str]:
+        """Local RPC workers first (when the profile has them), then the command that connects to them."""
+        return self.argv(self._start_workers())
+
+    def env(self) -> dict[str, str]:
         env = dict(os.environ)
         if self.api_key:  # through the environment, not argv, so `ps` does not show it
             env["LLAMA_API_KEY"] = self.api_key
-        with self.log_path.open("w") as log:
-            log.write("$ " + " ".join(argv) + "\n")
-            log.flush()
-            self.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
-            )
-        try:
-            self._wait_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
-        if detach:
-            state_file().parent.mkdir(parents=True, exist_ok=True)
-            state_file().write_text(
-                ServerState(
-                    pid=self.process.pid,
-                    url=self.url,
-                    profile=self.profile.name,
-                    log=str(self.log_path),
-                    workers=[w.pid for w in self.workers.processes] if self.workers else [],
-                ).model_dump_json()
-            )
-        return self
+        return env
 
-    def _wait_ready(self, timeout: float) -> None:
-        """The port answers 503 while the model loads; 200 means ready; an exit means failure."""
-        deadline = time.monotonic() + timeout
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        assert self.process is not None, "start() launches the process first"
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise self._failure(f"llama-server exited with code {self.process.returncode} while starting")
-            try:
-                if httpx.get(f"http://{self.host}:{self.port}/health", timeout=2, headers=headers).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.25)
-        raise self._failure(f"llama-server was not ready after {timeout:.0f}s")
-
-    def _failure(self, what: str) -> ServerError:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        tail = "\n".join(text.splitlines()[-20:])
-        return ServerError(f"{what}: {diagnose(text)}.\nlog: {self.log_path}\n{tail}")
+    def worker_pids(self) -> list[int]:
+        return [w.pid for w in self.workers.processes] if self.workers else []
 
     def _start_workers(self) -> list[str] | None:
         """The profile's local RPC workers, started before llama-server connects to them; None when it has none."""
@@ -187,29 +278,27 @@ class ManagedServer:
         )
         return self.profile.rpc_workers + self.workers.start()
 
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
     def stop(self, grace: float = 10.0) -> None:
-        if self.process is not None and self.process.poll() is None:
-            stop_process_group(self.process.pid, grace)
-            self.process.wait()
+        super().stop(grace)
         if self.workers:
             self.workers.stop()
 
-    def __enter__(self) -> "ManagedServer":
-        return self if self.alive() else self.start()
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+def redacted(argv: list[str]) -> list[str]:
+    """The command with the value of `--api-key` hidden (for logs)."""
+    return [("***" if before == "--api-key" else a) for before, a in zip(["", *argv], argv)]
 
 
-def stop_process_group(pid: int, grace: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after `grace` seconds."""
+def stop_process_group(pid: int, grace: float = 10.0, child: subprocess.Popen | None = None) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds. With `child` (the group's leader, our own child process), its
+    exit ends the wait (an exited child stays in the group as a zombie until it is reaped) and what is left of
+    the group is killed."""
     try:
         os.killpg(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
+            if child is not None and child.poll() is not None:
+                break
             os.killpg(pid, 0)
             time.sleep(0.2)
         os.killpg(pid, signal.SIGKILL)

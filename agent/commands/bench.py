@@ -46,7 +46,8 @@ def bench(
     from inference.endpoint import EndpointBackend
     from inference.hardware import Hardware
     from inference.profiles import get_profile
-    from inference.server import ManagedServer, choose_engine, fit_together
+    from inference.python_engines import managed
+    from inference.server import fit_together
 
     chosen = set(workloads.split(","))
     selected = [w for w in seed_workloads(max_tokens) if ("edit" if w.kind == "edit" else "seed") in chosen]
@@ -68,8 +69,8 @@ def bench(
             with ExitStack() as stack:
                 group = []
                 for target, profile in batch:
-                    server = stack.enter_context(ManagedServer(choose_engine(profile), profile))
-                    err.print(f"[bold]{target.name}[/bold]: llama-server up at {server.url} (log {server.log_path})")
+                    server = stack.enter_context(managed(profile))
+                    err.print(f"[bold]{target.name}[/bold]: {server.label} up at {server.url} (log {server.log_path})")
                     group.append((target, EndpointBackend(server.url)))
                 yield group
 

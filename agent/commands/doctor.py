@@ -46,6 +46,9 @@ def doctor() -> None:
     console.print("[bold]profiles[/bold] (memory plans from GGUF headers or catalog facts; nothing downloaded)")
     placeholders = {m.id: Path(m.filename) for m in CATALOG.values()}
     for p in user_profiles().values():
+        if p.engine != "llama-server":
+            _python_engine(console, p)
+            continue
         try:
             caps, _, described = planned_engine(p)
             render(p, caps, placeholders, "127.0.0.1", 1)
@@ -60,3 +63,21 @@ def doctor() -> None:
         todo += [f"`agent models pull {m}`" for m in p.models() if not cached_model(get_model(m))]
         then = f"; first: {', '.join(todo)}" if todo else ""
         console.print(f"  [green]ok[/green]   {p.name}: {plan.verdict()}{then}", highlight=False)
+
+
+def _python_engine(console, profile) -> None:
+    """A vLLM / SGLang profile: whether the engine is installed and whether its plan fits this machine's GPUs."""
+    from inference.profiles import ProfileError
+    from inference.memplan import plan_python_engine as plan
+    from inference.python_engines import install_command, launcher
+
+    try:
+        memory = plan(profile)
+    except ProfileError as exc:
+        console.print(f"  [red]no[/red]   {profile.name}: {exc}", highlight=False)
+        return
+    if not memory.fits:
+        console.print(f"  [red]no[/red]   {profile.name}: {memory.verdict()}", highlight=False)
+        return
+    then = "" if launcher(profile.engine) else f"; first: {install_command(profile.engine)}"
+    console.print(f"  [green]ok[/green]   {profile.name}: {memory.verdict()}{then}", highlight=False)

@@ -1,4 +1,5 @@
-"""`agent serve`: llama-server from a profile as a managed process (also its plan, its argv, the background one)."""
+"""`agent serve`: a profile's server (llama-server, vLLM or SGLang) as a managed process (also its plan, its argv,
+the background one)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,21 @@ from agent.commands.common import err, fail
 def serve(
     profile: str = typer.Option("qwen-cpu-ngram", "--profile", "-p", help="Launch recipe (see --list)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
-    port: Optional[int] = typer.Option(None, "--port", help="Port (default: a free one)."),
+    port: Optional[int] = typer.Option(
+        None, "--port", help="Port (default: a free one; vLLM/SGLang commands printed with their usual port)."
+    ),
     api_key: Optional[str] = typer.Option(
         None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."
     ),
-    engine_key: Optional[str] = typer.Option(None, "--engine", help="Engine build key (default: newest that fits)."),
+    engine_key: Optional[str] = typer.Option(
+        None, "--engine", help="llama-server build key (default: newest that fits)."
+    ),
     background: bool = typer.Option(False, "--background", help="Start, print the URL and return."),
     status: bool = typer.Option(False, "--status", help="Show the background server."),
     stop: bool = typer.Option(False, "--stop", help="Stop the background server."),
     list_profiles: bool = typer.Option(False, "--list", help="List the profiles and exit."),
     print_args: bool = typer.Option(
-        False, "--print-args", help="Print the llama-server command and exit (downloads nothing)."
+        False, "--print-args", help="Print the server's command and exit (downloads nothing)."
     ),
     plan: bool = typer.Option(
         False,
@@ -33,10 +38,12 @@ def serve(
     gpu_memory: Optional[str] = typer.Option(
         None,
         "--gpu-memory",
-        help="With --plan: plan for a GPU with this much memory (e.g. 24GiB) instead of this machine's.",
+        help="With --plan: plan for a GPU with this much memory (e.g. 24GiB; vLLM/SGLang: each of tensor_parallel "
+        "GPUs) instead of this machine's.",
     ),
 ) -> None:
-    """Run llama-server from a profile as a managed process (127.0.0.1, free port, health-checked)."""
+    """Run a profile's server as a managed process (127.0.0.1, free port, health-checked): llama-server, or
+    vLLM / SGLang when the profile names them and they are installed (else the install and container commands)."""
     import time as _time
 
     from agent.config import user_profiles
@@ -56,14 +63,29 @@ def serve(
     profiles = user_profiles()
     if list_profiles:
         for p in profiles.values():
-            typer.echo(f"{p.name:20} {p.device:4} {p.speculative:11} {p.description}")
+            typer.echo(f"{p.name:26} {p.engine:12} {p.device:4} {p.speculative:12} {p.description}")
         return
     chosen = get_profile(profile, profiles)
     if plan or print_args:
-        _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
+        if chosen.engine != "llama-server":
+            _print_engine_plan(chosen, host, port, gpu_memory, with_plan=plan)
+        else:
+            _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
         return
-    managed = srv.ManagedServer(srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key)
-    err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
+    if chosen.engine != "llama-server":
+        from inference.python_engines import EngineServer, gated_notes, launcher, not_installed
+
+        if launcher(chosen.engine) is None:
+            fail(not_installed(chosen))
+        for note in gated_notes(chosen):
+            err.print(note, highlight=False)
+        managed: srv.ManagedProcess = EngineServer(chosen, host=host, port=port, api_key=api_key)
+        err.print(f"starting {chosen.name} on {chosen.engine} (log: {managed.log_path})")
+    else:
+        managed = srv.ManagedServer(
+            srv.choose_engine(chosen, engine_key), chosen, host=host, port=port, api_key=api_key
+        )
+        err.print(f"starting {chosen.name} on {managed.engine.source} (log: {managed.log_path})")
     managed.start(detach=background)
     typer.echo(managed.url)
     if background:
@@ -72,7 +94,7 @@ def serve(
     try:
         while managed.alive():
             _time.sleep(0.5)
-        fail(f"llama-server exited (code {managed.process and managed.process.returncode}); log: {managed.log_path}")
+        fail(f"{managed.label} exited (code {managed.process and managed.process.returncode}); log: {managed.log_path}")
     except KeyboardInterrupt:
         err.print("stopping ...")
     finally:
@@ -108,5 +130,30 @@ def _print_plan(
     if gpu_memory and chosen.device == "gpu":
         memory.available_from = f"--gpu-memory {gpu_memory}"
     typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}")
+    if not memory.fits:
+        raise typer.Exit(1)
+
+
+def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | None, with_plan: bool) -> None:
+    """vLLM / SGLang: the command (and the container one), the gated-model notes and, with `with_plan`, the
+    memory plan per GPU; exits 1 when the plan does not fit (or cannot be known)."""
+    import shlex
+
+    from inference.memplan import parse_size
+    from inference.memplan import plan_python_engine
+    from inference.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
+
+    if not with_plan:
+        typer.echo(shlex.join(render(chosen, host, port or DEFAULT_PORT[chosen.engine])))
+        return
+    try:
+        size = parse_size(gpu_memory) if gpu_memory else None
+    except ValueError as exc:
+        fail(str(exc))
+    memory = plan_python_engine(chosen, size)
+    notes = "".join(f"\n{n}" for n in gated_notes(chosen))
+    typer.echo(
+        f"{describe(chosen, host, port)}\nin a container:\n{container_command(chosen)}{notes}\n\n{memory.render()}"
+    )
     if not memory.fits:
         raise typer.Exit(1)

@@ -271,3 +271,27 @@ def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkey
         assert "profile 'x'" in result.output and "field 'ctx_size'" in result.output, argv
         assert isinstance(result.exception, SystemExit), (argv, result.exception)  # a clean exit, no traceback
     assert git_repo.head.commit.message == "initial" and (repo / "a.py").read_text() == "x = 1\n"  # nothing lost
+
+
+def test_serve_lists_plans_and_prints_the_vllm_and_sglang_profiles(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    listed = runner.invoke(app, ["serve", "--list"], env={"COLUMNS": "250"})
+    assert "gemma4-31b-dflash-vllm     vllm" in listed.stdout and "gemma4-31b-dflash-sglang   sglang" in listed.stdout
+    plan = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash-vllm", "--plan", "--gpu-memory", "80GiB"])
+    assert plan.exit_code == 0, plan.output
+    assert "vllm serve google/gemma-4-31B-it --host 127.0.0.1 --port 8000" in plan.stdout
+    assert "docker run --gpus all" in plan.stdout and "z-lab/gemma-4-31B-it-DFlash is gated" in plan.stdout
+    assert "target weights" in plan.stdout and "fits:" in plan.stdout
+    small = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash-sglang", "--plan", "--gpu-memory", "40GiB"])
+    assert small.exit_code == 1 and "does not fit" in small.stdout and "raise tensor_parallel" in small.stdout
+    printed = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash-sglang", "--print-args"])
+    assert printed.stdout.startswith("python -m sglang.launch_server --model-path google/gemma-4-31B-it")
+
+
+def test_serve_without_the_engine_installed_prints_how_to_get_it(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no vllm here
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash-vllm"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # no traceback
+    assert "vLLM is not installed" in result.output and 'pip install "vllm==0.33.0"' in result.output
+    assert "vllm/vllm-openai" in result.output

@@ -12,7 +12,7 @@ import pytest
 
 from inference.memplan import build_plan, kv_cache_bytes, model_facts, parse_size, plan_profile
 from inference.models import GEMMA4_31B, GEMMA4_31B_DFLASH
-from inference.profiles import BUILTIN_PROFILES
+from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.shape import ModelShape, ShapeError
 
 GIB = 1024**3
@@ -168,3 +168,50 @@ def test_the_real_qwen_plan_matches_what_llama_cpp_allocates(qwen_path, capfd):
     compute = next(t for t in plan.terms if t.label == "target compute").bytes
     reserved = float(re.search(r"compute buffer size\s*=\s*([\d.]+) MiB", log).group(1)) * 1024**2
     assert reserved <= compute <= 1.25 * reserved
+
+
+# ---------------------------------------------------------------- vLLM and SGLang: per GPU
+
+
+def test_python_engine_plans_split_weights_and_kv_heads_over_tensor_parallel_gpus():
+    vllm = BUILTIN_PROFILES["gemma4-31b-dflash-vllm"]
+    one = {t.label: t.bytes for t in plan_profile(vllm, gpu_memory=80 * GIB).terms}
+    two = {
+        t.label: t.bytes
+        for t in plan_profile(vllm.model_copy(update={"tensor_parallel": 2}), gpu_memory=80 * GIB).terms
+    }
+    assert one["target weights"] == 62_000_000_000 and two["target weights"] == 31_000_000_000
+    # BF16, one 32768-token request: 50 sliding layers x 16 heads x (256 + 256) x 1024 window, 10 global layers
+    # x 4 heads x (512 + 512) x 32768; split over 2 GPUs the heads halve
+    assert one["target KV cache"] == 2 * (50 * 16 * 512 * 1024 + 10 * 4 * 1024 * 32768)
+    assert two["target KV cache"] == one["target KV cache"] // 2
+    assert one["draft KV cache"] == 2 * 5 * 8 * 256 * 32768  # the drafter: one slot per target token
+    eight = plan_profile(vllm.model_copy(update={"tensor_parallel": 8}), gpu_memory=80 * GIB)
+    global_kv = 2 * 10 * 1 * 1024 * 32768  # 4 global KV heads over 8 GPUs: each still holds one
+    assert {t.label: t.bytes for t in eight.terms}["target KV cache"] == 2 * 50 * 2 * 512 * 1024 + global_kv
+
+
+def test_python_engine_plans_fit_an_h100_but_not_a_48_gib_card_and_say_what_to_do():
+    vllm, sglang = BUILTIN_PROFILES["gemma4-31b-dflash-vllm"], BUILTIN_PROFILES["gemma4-31b-dflash-sglang"]
+    h100 = plan_profile(vllm, gpu_memory=80 * GIB)
+    assert h100.fits and h100.available == int(80 * GIB * 0.92)  # vLLM's default utilization
+    assert "92% (gpu_memory_utilization, vLLM's default)" in h100.verdict()
+    small = plan_profile(vllm, gpu_memory=48 * GIB)
+    assert not small.fits and "raise tensor_parallel (now 1)" in small.verdict()
+    assert plan_profile(vllm.model_copy(update={"tensor_parallel": 2}), gpu_memory=48 * GIB).fits
+    # SGLang keeps activations and CUDA graphs outside its static share: no such terms, 10 GiB held back
+    sg = plan_profile(sglang, gpu_memory=80 * GIB)
+    assert sg.fits and sg.available == 70 * GIB and "activations" not in {t.label for t in sg.terms}
+    set_share = plan_profile(sglang.model_copy(update={"gpu_memory_utilization": 0.8}), gpu_memory=80 * GIB)
+    assert set_share.available == int(80 * GIB * 0.8) and "mem_fraction_static" in set_share.verdict()
+
+
+def test_python_engine_plan_without_gpus_or_facts_says_why(monkeypatch):
+    import inference.hardware
+
+    monkeypatch.setattr(inference.hardware, "nvidia_gpus", list)
+    vllm = BUILTIN_PROFILES["gemma4-31b-dflash-vllm"].model_copy(update={"tensor_parallel": 2})
+    unknown = plan_profile(vllm)
+    assert unknown.available is None and "tensor_parallel 2 needs 2 GPUs, no NVIDIA GPU found" in unknown.verdict()
+    with pytest.raises(ProfileError, match="no size or layer facts for 'me/my-model'"):
+        plan_profile(vllm.model_copy(update={"target": "me/my-model"}), gpu_memory=80 * GIB)
