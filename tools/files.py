@@ -214,7 +214,10 @@ class EditFileTool(Tool):
             raise ToolError("`old` and `new` are identical, so nothing would change; write the changed text in `new`")
         count = text.count(params.old)
         if count == 0:
-            raise ToolError(f"`old` text was not found in {params.path}.{_nearest_line_hint(text, params.old)}")
+            elsewhere = _found_elsewhere(ctx.workspace, path, params.old)
+            raise ToolError(
+                f"`old` text was not found in {params.path}.{elsewhere or _nearest_line_hint(text, params.old)}"
+            )
         lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
         if count > 1 and not params.replace_all:
             raise ToolError(
@@ -248,6 +251,27 @@ def diff_preview(path: str, current: str | None, new: str) -> str:
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"[... {len(lines) - MAX_PREVIEW_LINES} more diff lines]\n"]
     return "".join(lines).rstrip("\n") or f"(no change to {path})"
+
+
+def _found_elsewhere(workspace: Path, edited: Path, old: str, most_files: int = 400) -> str:
+    """Where a one-line `old` (a name being renamed, say) does occur, when it is not in the file named: a small
+    model edits the wrong file of a rename again and again without this."""
+    if "\n" in old.strip() or not old.strip():
+        return ""
+    places = []
+    for index, path in enumerate(iter_files(workspace, workspace)):
+        if index >= most_files or len(places) >= 5:
+            break
+        if path == edited or path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            continue
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        lines = [str(n) for n, line in enumerate(text.splitlines(), start=1) if old in line]
+        if lines:
+            places.append(f"{relative(workspace, path)} (line{'s' if len(lines) > 1 else ''} {', '.join(lines[:5])})")
+    return f" It occurs in: {'; '.join(places)}." if places else ""
 
 
 def _nearest_line_hint(text: str, old: str, show_whole_below: int = 80) -> str:

@@ -213,6 +213,19 @@ def test_ambiguous_rename_suggests_replace_all_and_the_suggestion_works(tmp_path
     assert (tmp_path / "a.py").read_text() == "def compute_total(x):\n    return x\n\ny = compute_total(1)\n"
 
 
+def test_text_not_in_the_named_file_points_at_the_files_that_have_it(ctx):
+    """A rename's edit aimed at the wrong file says where the name is (seen: Qwen 1.5B editing tests/test_cart.py
+    for a name used in tests/test_pricing.py, over and over)."""
+    (ctx.workspace / "tests").mkdir()
+    (ctx.workspace / "tests" / "test_cart.py").write_text("def test_cart():\n    assert True\n")
+    (ctx.workspace / "tests" / "test_pricing.py").write_text("from p import calc_total\n\n\nx = calc_total(1)\n")
+    (ctx.workspace / "outside_link.py").symlink_to(ctx.workspace / "tests" / "test_pricing.py")
+    call = {"path": "tests/test_cart.py", "old": "calc_total", "new": "compute_total", "replace_all": "true"}
+    missed = EditFileTool().invoke(call, ctx)
+    assert missed.is_error and "It occurs in: tests/test_pricing.py (lines 1, 4)." in missed.output
+    assert "outside_link" not in missed.output  # links are not followed
+
+
 @pytest.mark.parametrize(("flag", "changes_all"), [("true", True), ("True", True), ("yes", True), ("false", False)])
 def test_replace_all_reads_the_ways_a_model_writes_a_flag(ctx, flag, changes_all):
     (ctx.workspace / "m.py").write_text("x = 1\nx = 1\n")
