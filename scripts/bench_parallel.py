@@ -122,6 +122,7 @@ def chart(rows: list[dict], path: Path) -> None:
     ax2 = ax.twinx()
     ax2.plot(slots, [r["generated_tok_s"] for r in rows], "o-", color="#C62828", label="generated tok/s")
     ax2.set_ylabel("generated tok/s (all slots)")
+    ax2.set_ylim(bottom=0)
     ax2.legend(loc="upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
