@@ -123,34 +123,38 @@ def test_http_needs_the_bearer_token(tmp_path):
 def test_runs_in_two_folders_share_one_server_at_once(tmp_path, engine, qwen_path, monkeypatch):
     """`agent mcp serve --profile P --parallel 2`: one llama-server with two slots serves both runs, which overlap
     in time; two runs in one folder never do."""
+    import agent.workflows
     from agent.mcp_server import shared_backend
 
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user config: the profile comes from the overrides
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user config: the profile is the overrides
     repos = [make_repo(tmp_path / name) for name in ("a", "b")]
-    spans: dict[str, list[float]] = {}  # from the first progress notification (a step done) to the reply
+    spans: list[tuple[str, float, float]] = []  # (folder, start, end) of each workflow run, timed in its thread
+    real_run_task = agent.workflows.run_task
 
-    async def run(client: Client, repo: Path, key: str) -> None:
-        async def on_progress(value, total, message):
-            spans.setdefault(key, [time.monotonic()])
+    def timed_run_task(target, *args, **kwargs):
+        started = time.monotonic()
+        try:
+            return real_run_task(target, *args, **kwargs)
+        finally:
+            spans.append((Path(target).name, started, time.monotonic()))
 
-        result = await client.call_tool(
-            "run_task",
-            {"task": "Create a file named note.txt containing: ok. Then call finish.", "directory": str(repo)}
-            | {"max_steps": 2},
-            progress_callback=on_progress,
-        )
+    monkeypatch.setattr(agent.workflows, "run_task", timed_run_task)
+
+    async def run(client: Client, repo: Path) -> None:
+        task = "Create a file named note.txt containing: ok. Then call finish."
+        result = await client.call_tool("run_task", {"task": task, "directory": str(repo), "max_steps": 2})
         assert not result.is_error, result.content
-        spans[key].append(time.monotonic())
 
     async def main(server) -> None:
         async with Client(server) as client, anyio.create_task_group() as group:
-            for repo, key in ((repos[0], "a"), (repos[1], "b"), (repos[0], "a-again")):
-                group.start_soon(run, client, repo, key)
+            for repo in (repos[0], repos[1], repos[0]):
+                group.start_soon(run, client, repo)
 
     with shared_backend({"profile": "qwen-cpu"}, 2) as (overrides, runs):
         assert runs == 2 and overrides["endpoint"].startswith("http://127.0.0.1:")
         assert httpx2.get(overrides["endpoint"].removesuffix("/v1") + "/props").json()["total_slots"] == 2
         anyio.run(main, build_server(overrides, roots=[tmp_path], runs_at_once=runs))
-    (a_start, a_end), (b_start, b_end), (again_start, again_end) = spans["a"], spans["b"], spans["a-again"]
-    assert a_start < b_end and b_start < a_end, "the two folders ran at the same time"
-    assert again_start > a_end or a_start > again_end, "two runs in one folder never overlap"
+    in_a = sorted((s, e) for name, s, e in spans if name == "a")
+    [(b_start, b_end)] = [(s, e) for name, s, e in spans if name == "b"]
+    assert len(in_a) == 2 and in_a[0][1] <= in_a[1][0], "two runs in one folder never overlap"
+    assert any(s < b_end and b_start < e for s, e in in_a), "the two folders ran at the same time"
