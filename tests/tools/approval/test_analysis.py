@@ -89,10 +89,14 @@ def test_a_cd_that_may_fail_leaves_the_folder_unknown(workspace):
 # ---------------------------------------------------------------- bounds
 
 
-def timed(command, workspace):
-    started = time.monotonic()
-    analysis = analyse_command(command, workspace)
-    return analysis, time.monotonic() - started
+def timed(command, workspace, runs: int = 1):
+    """The analysis and its fastest time over `runs` (the best of several sees past a busy machine's pauses)."""
+    best = float("inf")
+    for _ in range(runs):
+        started = time.monotonic()
+        analysis = analyse_command(command, workspace)
+        best = min(best, time.monotonic() - started)
+    return analysis, best
 
 
 @pytest.mark.slow
@@ -100,8 +104,8 @@ def timed(command, workspace):
 def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
     """Each `cd` used to re-resolve the whole path so far (quadratic); now only the new part is resolved."""
     per = cds.count("cd ")
-    small, small_time = timed(cds * (1_000 // per) + "ls", workspace)
-    large, large_time = timed(cds * (10_000 // per) + "ls", workspace)
+    small, small_time = timed(cds * (1_000 // per) + "ls", workspace, runs=3)
+    large, large_time = timed(cds * (10_000 // per) + "ls", workspace, runs=3)
     assert small.dangers == [] and large.dangers == [], "ran out of its time budget"  # finished, within budget
     assert small.commands[-1] == large.commands[-1] == ["ls"]
     assert large_time < 25 * max(small_time, 0.01), (small_time, large_time)  # quadratic would be ~100x
