@@ -258,7 +258,7 @@ def _found_elsewhere(workspace: Path, edited: Path, old: str, most_files: int = 
     model edits the wrong file of a rename again and again without this."""
     if "\n" in old.strip() or not old.strip():
         return ""
-    places = []
+    places: list[str] = []
     for index, path in enumerate(iter_files(workspace, workspace)):
         if index >= most_files or len(places) >= 5:
             break
