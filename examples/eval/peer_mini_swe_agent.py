@@ -12,6 +12,10 @@ import json
 import os
 from pathlib import Path
 
+# litellm fetches a price list from GitHub at import (three tries, ~7 s, failing offline); a local model has
+# no price, so its bundled copy does
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 import yaml
 from minisweagent import config as configs
 from minisweagent.agents.default import DefaultAgent
