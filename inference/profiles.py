@@ -261,6 +261,18 @@ def _is_number(token: str) -> bool:
 
 GUIDE_SAMPLING = dict(temperature=0.7, top_k=64, top_p=0.95, min_p=0.0, reasoning="off")
 GUIDE_GPU = dict(device="gpu", parallel=1, gpu_layers="all", batch=2048, ubatch=512, ctx_size=32768, flash_attn="on")
+GUIDE_DFLASH = dict(  # the seed guide's DFlash command, beyond the GPU settings it shares with the baseline
+    target="gemma4-31b",
+    draft="gemma4-31b-dflash",
+    speculative="dflash",
+    dflash_cross_ctx=1024,
+    kv_unified=True,
+    draft_gpu_layers="all",
+    cache_ram=0,
+    no_mmap=True,
+    mlock=True,
+    no_host=True,
+)
 PYTHON_ENGINE_DFLASH = dict(
     device="gpu",
     target="google/gemma-4-31B-it",
@@ -287,16 +299,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         Profile(
             name="gemma4-31b-dflash",
             description="The guide's DFlash command: Gemma 4 31B + its DFlash draft.",
-            target="gemma4-31b",
-            draft="gemma4-31b-dflash",
-            speculative="dflash",
-            dflash_cross_ctx=1024,
-            kv_unified=True,
-            draft_gpu_layers="all",
-            cache_ram=0,
-            no_mmap=True,
-            mlock=True,
-            no_host=True,
+            **GUIDE_DFLASH,
             **GUIDE_GPU,
             **GUIDE_SAMPLING,
         ),
@@ -306,16 +309,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             name="gemma4-31b-dflash-safe",
             description="The DFlash command with the BeeLlama #27 workaround "
             "(adaptive draft-max off, draft max 16, draft context 1024).",
-            target="gemma4-31b",
-            draft="gemma4-31b-dflash",
-            speculative="dflash",
-            dflash_cross_ctx=1024,
-            kv_unified=True,
-            draft_gpu_layers="all",
-            cache_ram=0,
-            no_mmap=True,
-            mlock=True,
-            no_host=True,
+            **GUIDE_DFLASH,
             spec_dm_adaptive=False,
             draft_max=16,
             draft_ctx=1024,
