@@ -35,7 +35,7 @@ class TerminalApproval:
         self.stdin = stdin
         self.events = events  # AgentEvents: on_note stops the live reply display before the question
         # `agent chat`: a third answer, "always", allows the same again for the rest of the session (the exact
-        # command for bash, the tool for any other)
+        # command for a tool that runs one, the tool for any other)
         self.always: set[tuple[str, str]] | None = set() if session_always else None
 
     def __call__(self, request: ApprovalRequest) -> bool | None:
@@ -46,7 +46,7 @@ class TerminalApproval:
             interactive = False
         if not interactive:
             return None
-        key = (request.tool, request.preview if request.tool == "bash" else "")
+        key = (request.tool, request.command or "")
         if self.always is not None and key in self.always:
             return True
         if self.events is not None:

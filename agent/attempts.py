@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from agent.texts import RETRY_NOTE
+from agent.texts import RETRY_CHECK_FAILED, RETRY_NOTE, RETRY_UNFINISHED
 from agent.loop import Agent, RunResult, RunStats
 from inference.backend import Message
 from tools.workspace import iter_files, relative
@@ -75,8 +75,8 @@ def failure(result: RunResult, check: str | None) -> str:
     if check:
         lines = check.strip().splitlines()
         verdicts = [line.strip() for line in lines if VERDICT.match(line)] or lines[-OUTPUT_LINES:]
-        return "Its check failed:\n" + "\n".join(verdicts[:OUTPUT_LINES])
-    return f"It did not finish: {result.summary}."
+        return RETRY_CHECK_FAILED.format(lines="\n".join(verdicts[:OUTPUT_LINES]))
+    return RETRY_UNFINISHED.format(summary=result.summary)
 
 
 def _add(total: RunStats, part: RunStats) -> None:

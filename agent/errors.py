@@ -17,7 +17,17 @@ def user_errors() -> tuple[type[Exception], ...]:
     from inference.engine import EngineBuildError
     from inference.fetch import FetchError
     from inference.profiles import ProfileError
+    from inference.rpc import RpcWorkerError
     from inference.server import ServerError
     from tools.mcp_config import MCPConfigError
 
-    return (UserError, BackendError, EngineBuildError, FetchError, ProfileError, ServerError, MCPConfigError)
+    return (
+        UserError,
+        BackendError,
+        EngineBuildError,
+        FetchError,
+        ProfileError,
+        RpcWorkerError,
+        ServerError,
+        MCPConfigError,
+    )

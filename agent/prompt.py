@@ -3,7 +3,7 @@ with the same tools, reuses the engine's KV cache for it. Per-run facts go in th
 
 from __future__ import annotations
 
-from agent.texts import RULES, TEXT_FORMAT
+from agent.texts import MORE_FILES, NO_FILES, RULES, TASK_MESSAGE, TEXT_FORMAT
 from agent.toolcalls import TextProtocol
 from tools.base import Toolbox
 
@@ -20,10 +20,10 @@ def system_prompt(protocol: TextProtocol, toolbox: Toolbox, extra_sections: list
 def task_message(task: str, files: list[str], shown: dict[str, str] | None = None) -> str:
     """The first user message: the files, the contents of those the task is about (agent/first_look.py),
     then the task."""
-    listing = "\n".join(files[:100]) if files else "(the folder is empty)"
-    more = f"\n... and {len(files) - 100} more" if len(files) > 100 else ""
+    listing = "\n".join(files[:100]) if files else NO_FILES
+    more = MORE_FILES.format(count=len(files) - 100) if len(files) > 100 else ""
     contents = "".join(
         f"\n\n{name}:\n```\n{text}{'' if text.endswith(chr(10)) else chr(10)}```"
         for name, text in (shown or {}).items()
     )
-    return f"Files in the project folder:\n{listing}{more}{contents}\n\nTask:\n{task.strip()}"
+    return TASK_MESSAGE.format(files=listing + more, contents=contents, task=task.strip())

@@ -2,8 +2,9 @@
 the system prompt, the tasks the workflows give it, what the `finish` gate answers, and the notes put into its
 conversation.
 
-Still elsewhere: the skills' catalog texts (`skills/`, which cannot import `agent/`), and the eval harness's
-task wording (`agent/evals/`: part of each suite, not of the agent)."""
+Still elsewhere: the skills' catalog texts (`skills/`, which cannot import `agent/`), the eval harness's task
+wording (`agent/evals/`: part of each suite, not of the agent), and what the tool-call parser says about a
+malformed call (`agent/toolcalls.py`, next to the parsing it describes, as a tool's errors stay with the tool)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ then call finish."""
 
 # The `finish` gate's answer while the project's tests (or a refactor's --verify) fail.
 CHECK_FAILS = "`{command}` fails:\n{output}"
+
+# The first user message (agent/prompt.py `task_message`): the project's files, the contents of those the task
+# is about, then the task.
+TASK_MESSAGE = "Files in the project folder:\n{files}{contents}\n\nTask:\n{task}"
+NO_FILES = "(the folder is empty)"
+MORE_FILES = "\n... and {count} more"
 
 # Where an old observation was, once the conversation outgrew the context window (agent/context.py).
 TRIMMED = "[observation removed to fit the context window; run the tool again if you need it]"
@@ -101,6 +108,11 @@ Note: an earlier attempt at this task failed, so everything it changed was undon
 above, and any file not listed does not exist. {why}
 Work out each expected value in a test by hand before you write it, and if a test fails, decide whether
 the test or the code is wrong before changing either."""
+
+
+# RETRY_NOTE's {why}: the check's complaint, or how the attempt ended.
+RETRY_CHECK_FAILED = "Its check failed:\n{lines}"
+RETRY_UNFINISHED = "It did not finish: {summary}."
 
 
 # A chat's compaction and /undo (agent/chat.py).

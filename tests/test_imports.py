@@ -15,8 +15,6 @@ PACKAGES = ("agent", "tools", "inference", "skills")
 # What each layer may import besides itself (docs/DESIGN: agent on top, tools/inference/skills below it).
 MAY_IMPORT = {"agent": {"tools", "inference", "skills"}, "skills": {"tools"}, "tools": set(), "inference": set()}
 SHARED = {"inference.paths"}  # the app's folders and version: every layer may ask
-# The CLI registers its commands by side effect (cli.py imports cli_*.py, which import cli.py's app): issue 16
-# replaces that; until it is merged, these edges are left out. Delete this when they are gone.
 
 
 def module_name(path: Path) -> str:

@@ -16,7 +16,8 @@ class Terminal(io.StringIO):
 
 
 def request(tool: str, preview: str) -> ApprovalRequest:
-    return ApprovalRequest(tool=tool, subject=preview, reason="asked", preview=preview)
+    command = preview if tool == "bash" else None  # what BashTool.command answers
+    return ApprovalRequest(tool=tool, subject=preview, reason="asked", preview=preview, command=command)
 
 
 def test_always_allows_the_same_command_again_without_asking_and_nothing_else():

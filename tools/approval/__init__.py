@@ -26,9 +26,9 @@ command line; it is not a sandbox (a script file the model wrote can still do an
 Modules: policy (modes, rules applied, asking), rules (rule matching), analysis (the walk over the parse),
 folders (`cd` followed), bash_syntax (the parse, its node types and word values), wrappers (`sudo`, `env`,
 `xargs`...), calls (what a simple command is), dangers (what programs do: the dispatch), file_dangers,
-interpreters and git_dangers (what file operations, code runners and git do), options (getopt-style options),
-paths (where paths point), code_check (inline interpreter code), preview (hidden characters made visible in
-what a person sees). What a call is (its command, whether it is read-only, its preview) each tool declares
+interpreters and git_dangers (what file operations, code runners and git do), git_config (which git settings
+run a program), options (getopt-style options), paths (where paths point), code_check (inline interpreter
+code), preview (hidden characters made visible in what a person sees). What a call is (its command, whether it is read-only, its preview) each tool declares
 itself (tools/base.py `Tool`).
 """
 

@@ -20,7 +20,8 @@ from tools.approval.file_dangers import (
     rm_dangers,
     rsync_dangers,
 )
-from tools.approval.git_dangers import HARMLESS_COMMANDS, git_dangers
+from tools.approval.git_config import HARMLESS_COMMANDS
+from tools.approval.git_dangers import git_dangers
 from tools.approval.interpreters import AWKS, interpreter_dangers, script_language_dangers, shell_dangers
 from tools.approval.options import long_option, options_and_operands
 from tools.approval.paths import git_internal, write_target_problem

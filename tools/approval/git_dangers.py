@@ -1,75 +1,17 @@
 """What a git command would do that needs a person: history rewritten or lost, uncommitted work discarded,
-and git configuration that makes git run a program (repository-controlled execution: `core.fsmonitor`,
-`core.hooksPath`, `core.pager`, `filter.*`, `diff.external`, `alias.*`...)."""
+and git configuration that makes git run a program (which keys do: git_config.py)."""
 
 from __future__ import annotations
 
-import fnmatch
 import shlex
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
 
 from tools.approval.bash_syntax import Arg, Unknown
+from tools.approval.git_config import Kind, config_dangers, exec_key, runs_program
 from tools.approval.options import long_option, options_and_operands, short_cluster
 from tools.approval.paths import delete_target_problem, normal
 
-Kind = Literal["destructive", "unchecked"]
-
-# configuration keys (lower case; subsections as `*`) whose value git runs as a program, or that load more
-# configuration that could
-EXEC_KEYS = (
-    "core.fsmonitor",
-    "core.hookspath",
-    "core.pager",
-    "core.editor",
-    "core.sshcommand",
-    "core.gitproxy",
-    "core.askpass",
-    "core.alternaterefscommand",
-    "core.worktree",
-    "sequence.editor",
-    "pager.*",
-    "alias.*",
-    "filter.*",
-    "diff.external",
-    "diff.*.textconv",
-    "diff.*.command",
-    "difftool.*",
-    "merge.*.driver",
-    "mergetool.*",
-    "credential.helper",
-    "credential.*",
-    "gpg.program",
-    "gpg.*.program",
-    "include.path",
-    "includeif.*",
-    "uploadpack.packobjectshook",
-    "remote.*.uploadpack",
-    "remote.*.receivepack",
-    "remote.*.vcs",
-    "protocol.*",
-    "url.*",
-    "hook.*",
-    "submodule.*",
-    "browser.*",
-    "web.browser",
-    "man.*",
-    "instaweb.*",
-    "sendemail.*",
-    "ssh.variant",
-    "receive.procreceiverefs",
-    "safe.directory",
-    "init.templatedir",
-    "feature.*",
-    "extensions.*",
-    "gc.*",
-    "maintenance.*",
-    "trace2.*",
-)
-# programs a pager or editor setting may name without running anything that matters (`PAGER=cat`)
-HARMLESS_COMMANDS = {"", "cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX"}
-PAGER_KEYS = ("core.pager", "pager.*", "core.editor", "sequence.editor")
 # subcommands whose arguments may come from expansions: none of their options runs a program or loses work
 ARGS_MAY_VARY = {
     "add",
@@ -92,23 +34,6 @@ ARGS_MAY_VARY = {
 }
 PUSH = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
 RUNS_PROGRAM = ("upload-pack", "receive-pack", "exec", "open-files-in-pager", "extcmd")
-
-
-def exec_key(key: str) -> bool:
-    section, _, rest = key.partition(".")
-    name = rest.rpartition(".")[2]
-    normalised = f"{section.lower()}.{rest[: len(rest) - len(name)]}{name.lower()}" if rest else key.lower()
-    return any(
-        fnmatch.fnmatchcase(normalised, pattern) or fnmatch.fnmatchcase(key.lower(), pattern) for pattern in EXEC_KEYS
-    )
-
-
-def _runs_program(key: str, value: str | None) -> bool:
-    """Whether setting `key` to `value` makes git run a program (a pager set to `cat` does not)."""
-    if not exec_key(key):
-        return False
-    harmless = value is not None and value.strip() in HARMLESS_COMMANDS
-    return not (harmless and any(fnmatch.fnmatchcase(key.lower(), pattern) for pattern in PAGER_KEYS))
 
 
 def git_dangers(
@@ -141,7 +66,7 @@ def git_dangers(
             else None
         )
         key, _, setting_value = (setting or "").partition("=")  # --config-env=KEY=ENVVAR: the value is not known
-        if setting is not None and (_runs_program(key, setting_value) if arg == "-c" else exec_key(key)):
+        if setting is not None and (runs_program(key, setting_value) if arg == "-c" else exec_key(key)):
             yield "destructive", f"sets `{setting.split('=', 1)[0]}`, which makes git run a program (`{arg} {setting}`)"
             return
         if arg.startswith("--exec-path="):
@@ -263,48 +188,6 @@ def _stash(options, operands, words, cwd, workspace, nested):
         yield "destructive", f"deletes stashed changes (`stash {operands[0]}`)"
 
 
-def _config(options, operands, words, cwd, workspace, nested):
-    options, operands = options_and_operands(words, takes_value=CONFIG_VALUED)  # `-f FILE KEY VALUE`
-    if any(long_option(o, ("edit",)) or short_cluster(o, "e") for o in options) or operands[:1] == ["edit"]:
-        yield "unchecked", "opens git configuration in an editor, so any setting could change"
-        return
-    reading = any(
-        long_option(
-            o,
-            (
-                "get",
-                "get-all",
-                "get-regexp",
-                "get-urlmatch",
-                "list",
-                "unset",
-                "unset-all",
-                "remove-section",
-                "rename-section",
-                "show-origin",
-                "show-scope",
-                "null",
-                "name-only",
-            ),
-        )
-        or short_cluster(o, "lz")
-        for o in options
-    )
-    if operands[:1] in (["get"], ["list"], ["unset"], ["remove-section"], ["rename-section"]):
-        return
-    if operands[:1] == ["set"]:
-        operands = operands[1:]
-    elif reading and not any(long_option(o, ("add", "replace-all")) for o in options):
-        return
-    if len(operands) >= 2 or any(long_option(o, ("add", "replace-all")) for o in options):
-        key = operands[0] if operands else ""
-        if _runs_program(key, operands[1] if len(operands) > 1 else None):
-            yield "destructive", f"sets `{key}`, which makes git run a program"
-
-
-CONFIG_VALUED = {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--file-type"}
-
-
 def _rebase(options, operands, words, cwd, workspace, nested):
     for index, word in enumerate(words):
         command = (
@@ -363,7 +246,7 @@ HANDLERS = {
     "clean": _clean,
     "branch": _branch,
     "stash": _stash,
-    "config": _config,
+    "config": config_dangers,
     "rebase": _rebase,
     "bisect": _bisect,
     "submodule": _submodule,

@@ -40,6 +40,7 @@ class ApprovalRequest(BaseModel):
     reason: str  # why a question is needed
     preview: str  # the exact command, or the diff a write/edit would make
     preview_syntax: str = "json"  # how to highlight it (the tool's `preview_syntax`)
+    command: str | None = None  # the shell command the call runs (the tool's `command`); None: it runs none
     destructive: bool = False
     unchecked: bool = False  # the analysis could not tell what the command does (expansions, generated code...)
 
@@ -143,6 +144,7 @@ class Approver:
             reason=verdict.reason,
             preview=tool.preview(arguments, workspace),
             preview_syntax=tool.preview_syntax,
+            command=tool.command(arguments),
             destructive=verdict.why == "destructive",
             unchecked=verdict.why == "unchecked",
         )
