@@ -343,13 +343,6 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             draft_min=0,
             **CPU_QWEN,
         ),
-        # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md): ngram-simple with a
-        # 16-token match and adaptive drafts (our engine patch): each reply's drafts start at 8 tokens, double
-        # after a fully accepted one up to 48, halve after a rejected one. About 2.1x when a reply re-emits a
-        # file, 0.99-1.05x elsewhere. A fixed 32-token draft reached 2.1x but lost on short agent replies
-        # (0.96-0.97x: a wrong 32-token draft copied from the prompt's examples costs ~10 steps to verify); the
-        # stock 12/48 lost more (0.77x); the 0.5B draft model lost everywhere (0.3-0.67x: on 2 cores a verify
-        # batch is not cheap enough for its ~85% acceptance).
         # One model over llama.cpp RPC workers (here two local ones, to try the path on one machine; list real
         # machines' `rpc-server`s in a user profile's `rpc_workers`). All layers go to the workers.
         Profile(
@@ -360,6 +353,13 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             rpc_worker_threads=1,
             **CPU_QWEN,
         ),
+        # The default CPU profile, tuned with `agent bench` on 2 cores (docs/benchmarks.md): ngram-simple with a
+        # 16-token match and adaptive drafts (our engine patch): each reply's drafts start at 8 tokens, double
+        # after a fully accepted one up to 48, halve after a rejected one. About 2.1x when a reply re-emits a
+        # file, 0.99-1.05x elsewhere. A fixed 32-token draft reached 2.1x but lost on short agent replies
+        # (0.96-0.97x: a wrong 32-token draft copied from the prompt's examples costs ~10 steps to verify); the
+        # stock 12/48 lost more (0.77x); the 0.5B draft model lost everywhere (0.3-0.67x: on 2 cores a verify
+        # batch is not cheap enough for its ~85% acceptance).
         Profile(
             name="qwen-cpu-ngram",
             description="CPU default: adaptive n-gram speculation (about 2x when a reply re-emits text).",

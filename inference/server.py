@@ -337,17 +337,24 @@ def choose_engine(profile: Profile, key: str | None = None) -> Engine:
 
 
 def build_hint(profile: Profile) -> str:
+    rpc = " --rpc" if uses_rpc(profile) else ""
     if profile.device == "gpu":
         return (
-            "`agent engine build --source beellama --backend cuda` (BeeLlama.cpp with CUDA: DFlash on the GPU; "
+            f"`agent engine build --source beellama --backend cuda{rpc}` (BeeLlama.cpp with CUDA: DFlash on the GPU; "
             "needs the CUDA toolkit)"
         )
-    return "`agent engine build --source pypi-sdist --backend cpu` (upstream llama.cpp from PyPI, for the CPU)"
+    return f"`agent engine build --source pypi-sdist --backend cpu{rpc}` (upstream llama.cpp from PyPI, for the CPU)"
+
+
+def uses_rpc(profile: Profile) -> bool:
+    """The profile spreads its model over llama.cpp RPC workers (remote or local): it needs an `--rpc` build."""
+    return bool(profile.rpc_workers or profile.rpc_local_workers)
 
 
 def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabilities, str, str]:
     """(capabilities, binary, description) of the engine a profile would run on: the chosen build, or when none
-    is built (and no key named), what `agent engine build` builds by default, read from its real `--help`."""
+    is built (and no key named), what `agent engine build` builds by default, read from its real `--help`; for a
+    profile with RPC workers, that build with the RPC backend (llama.cpp lists `--rpc` only when it is built in)."""
     from inference.engine import BEELLAMA_TAG, default_capabilities
 
     try:
@@ -356,10 +363,13 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     except ProfileError:
         if key:
             raise
+    caps, build = default_capabilities(), "`agent engine build`"
+    if uses_rpc(profile):
+        caps, build = caps.model_copy(update={"flags": [*caps.flags, "--rpc"]}), "`agent engine build --rpc`"
     return (
-        default_capabilities(),
+        caps,
         "llama-server",
-        f"no engine built for it yet; rendered for BeeLlama {BEELLAMA_TAG}, which `agent engine build` builds",
+        f"no engine built for it yet; rendered for BeeLlama {BEELLAMA_TAG}, which {build} builds",
     )
 
 
