@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.status import Status
 from rich.text import Text
 
 from agent.checkpoints import GitReport
@@ -32,10 +33,28 @@ class TerminalEvents:
         self.chunks = 0
         self.first_at: float | None = None
         self.step = 1
+        self.status: Status | None = None
+
+    def waiting(self, what: str) -> None:
+        """A status line while nothing streams yet (the model loading, a prompt being read); on a terminal
+        only, replaced by the streaming reply at its first token."""
+        if not self.console.is_terminal:
+            return
+        if self.status is None:
+            self.status = self.console.status(plain(what, "dim"))
+            self.status.start()
+        else:
+            self.status.update(plain(what, "dim"))
+
+    def quiet(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
 
     def on_text(self, text: str) -> None:
         if self.first_at is None:
             self.first_at = time.perf_counter()
+            self.quiet()  # one live display at a time: the streaming tail takes over
             if self.console.is_terminal:
                 self.live = Live(console=self.console, refresh_per_second=8, transient=True)
                 self.live.start()
@@ -83,6 +102,8 @@ class TerminalEvents:
                 first = result.output.strip().splitlines()[0] if result.output.strip() else ""
                 self.console.print(plain(f"    {call.name}: {first[:160]}", "red"), highlight=False)
         self.buffer, self.chunks, self.first_at, self.step = "", 0, None, step + 1
+        if not any(call.name == "finish" and not result.is_error for call, result in results):
+            self.waiting(f"step {step + 1}: the model is reading the results ...")
 
 
 def print_summary(console: Console, result: WorkflowResult) -> None:

@@ -77,7 +77,6 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
     from agent.config import load_config
     from agent.errors import user_errors
     from agent.headless import StreamEvents, emit, session_of
-    from agent.loop import AgentEvents
     from agent.workflows import RunInterrupted
 
     if output == "stream-json":
@@ -89,14 +88,17 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
             ask=ask_trust_on_terminal,
             warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True),
         )
-        events: AgentEvents
         if output == "stream-json":
-            events = StreamEvents(sys.stdout)
+            result = fn(target, text, config, StreamEvents(sys.stdout))
         else:
             from agent.display import TerminalEvents
 
-            events = TerminalEvents(err)
-        result = fn(target, text, config, events)
+            terminal = TerminalEvents(err)
+            terminal.waiting(_first_wait(config))  # a status line, not a blank screen, until the first token
+            try:
+                result = fn(target, text, config, terminal)
+            finally:
+                terminal.quiet()
     except RunInterrupted as stop:
         where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
         failed(
@@ -124,6 +126,16 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
             markup=False,
         )
         raise typer.Exit(2)
+
+
+def _first_wait(config: Any) -> str:
+    """What the status line says until the first token: the blank part of a run (the model loading, the
+    prompt being read)."""
+    if config.endpoint:
+        return f"the model at {config.endpoint} is reading the prompt ..."
+    if config.profile:
+        return f"starting the {config.profile} server, then reading the prompt ..."
+    return f"loading {config.model}, then reading the prompt ..."
 
 
 def failed(output: str, message: str, code: int, **data: Any) -> NoReturn:

@@ -1,6 +1,7 @@
 """`agent chat` through a real pseudo-terminal (pexpect): prompt_toolkit's input line, the streamed and rendered
 reply, the checkpoint, /undo, Ctrl-C during a reply, /exit, then `--continue`. Once with a scripted model in the
-child process (the terminal is under test), once on the real model (marked `model`; run it under the lock)."""
+child process (the terminal is under test), once on the real model (marked `model`; run it under the lock). And
+`agent run`'s status line before the first token."""
 
 from __future__ import annotations
 
@@ -118,6 +119,45 @@ def test_agent_alone_on_a_terminal_opens_a_chat_here(repo, tmp_path):
     child.expect(pexpect.EOF)
     (only,) = list_sessions(repo)
     assert only.kind == "chat" and f"session {only.id}" in screen(tmp_path / "terminal.log")
+
+
+# `agent run` on a terminal whose model takes a while before its first token (as loading and reading the prompt do).
+SCRIPTED_RUN = """
+import time
+from contextlib import contextmanager
+from agent import workflows
+from agent.cli import app
+from inference.backend import Completion, Timings
+
+REPLIES = ["<write_file>\\n<path>b.py</path>\\n<content>\\nB = 1\\n</content>\\n</write_file>", "<finish><summary>added b.py</summary></finish>"]
+
+class Scripted:
+    def complete(self, messages, tools=None, sampling=None, on_text=None):
+        time.sleep(0.6)  # nothing streams yet: the status line must say why
+        text = REPLIES.pop(0)
+        on_text(text)
+        return Completion(text=text, timings=Timings(prompt_tokens=10, completion_tokens=5, predicted_ms=100))
+
+@contextmanager
+def session(_config):
+    yield Scripted()
+
+workflows.backend_session = session
+app(prog_name="agent")
+"""
+
+
+def test_a_run_on_a_terminal_shows_a_status_line_until_the_first_token(repo, tmp_path):
+    script = tmp_path / "scripted_run.py"
+    script.write_text(SCRIPTED_RUN)
+    log = tmp_path / "terminal.log"
+    child = spawn([sys.executable, str(script), "run", "add b", "--repo", str(repo)], log, 60)
+    child.expect("then reading the prompt")  # before the first token: not a blank screen
+    child.expect("step 1 ")
+    child.expect("step 2: the model is reading the results")
+    child.expect("finished")
+    child.expect(pexpect.EOF)
+    assert (repo / "b.py").read_text() == "B = 1\n"
 
 
 @pytest.mark.model
