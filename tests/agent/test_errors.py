@@ -17,7 +17,7 @@ INTERNAL = {
     "tools.mcp_stdio.OversizedMessage": "the MCP transport's own",
     "tools.mcp_stdio.ReplyTooBig": "the MCP transport's own",
     "tools.mcp_client.MCPCallError": "an error result for the model",
-    "tools.approval.analysis._Stop": "the analysis's bound: an unchecked danger",
+    "tools.approval.walker.Stop": "the analysis's bound: an unchecked danger",
     "inference.shape.ShapeError": "memplan reports it in the plan",
 }
 

@@ -23,8 +23,9 @@ person: refused in `auto` and `never-ask`, asked in `ask`, whatever the allow ru
 (analysis.py) parses with tree-sitter-bash and fails closed. It guards against accidents and tricks on the
 command line; it is not a sandbox (a script file the model wrote can still do anything the sandbox allows).
 
-Modules: policy (modes, rules applied, asking), rules (rule matching), analysis (the walk over the parse),
-folders (`cd` followed), bash_syntax (the parse, its node types and word values), wrappers (`sudo`, `env`,
+Modules: policy (modes, rules applied, asking), rules (rule matching), analysis (its bounds and result),
+walker (the walk over the parse), redirects (redirections and heredocs), folders (`cd` followed), bash_syntax
+(the parse, its node types and word values), braces (brace expansion), wrappers (`sudo`, `env`,
 `xargs`...), calls (what a simple command is), dangers (what programs do: the dispatch), file_dangers,
 interpreters and git_dangers (what file operations, code runners and git do), git_config (which git settings
 run a program), options (getopt-style options), paths (where paths point), code_check (inline interpreter

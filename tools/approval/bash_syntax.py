@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import pairwise
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from tools.approval.braces import escape, expand_braces, unescape
+
 LANGUAGE = Language(tree_sitter_bash.language())
-MAX_BRACE_WORDS = 256  # `{a,b}{c,d}...`: more words than this from one word is not read
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,11 @@ def word_values(node: Node) -> list[Arg]:
     pieces = _pieces(node)
     if pieces is None:
         return [Unknown(text(node))]
-    pattern = "".join(_escape(t) if quoted else t for t, quoted in pieces)
+    pattern = "".join(escape(t) if quoted else t for t, quoted in pieces)
     expanded = expand_braces(pattern)
     if expanded is None:
         return [Unknown(text(node))]
-    return [_unescape(w) for w in expanded]
+    return [unescape(w) for w in expanded]
 
 
 def static_value(node: Node) -> str | None:
@@ -112,84 +112,6 @@ def _unquoted_word(raw: str) -> list[tuple[str, bool]]:
             i += 1
     out.append((raw[start:], False))
     return [p for p in out if p[0]]
-
-
-def _escape(s: str) -> str:
-    return re.sub(r"([{},\\])", r"\\\1", s)
-
-
-def _unescape(s: str) -> str:
-    return re.sub(r"\\(.)", r"\1", s, flags=re.DOTALL)
-
-
-def expand_braces(pattern: str) -> list[str] | None:
-    """Bash brace expansion of an escaped pattern (`\\x` is literal); None past MAX_BRACE_WORDS words.
-    `{a,b}` lists and `{1..3}` / `{a..c}` sequences are expanded; anything else is left as written."""
-    words = [pattern]
-    done: list[str] = []
-    while words:
-        word = words.pop()
-        found = _first_brace(word)
-        if found is None:
-            done.append(word)
-        else:
-            start, end, items = found
-            words += [word[:start] + item + word[end + 1 :] for item in reversed(items)]
-        if len(done) + len(words) > MAX_BRACE_WORDS:
-            return None
-    return done
-
-
-SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
-
-
-def _first_brace(word: str) -> tuple[int, int, list[str]] | None:
-    """The first `{...}` that bash expands: (start, end, the alternatives), or None."""
-    i = 0
-    while i < len(word):
-        if word[i] == "\\":
-            i += 2
-            continue
-        if word[i] == "{":
-            depth, j, commas = 0, i, []
-            while j < len(word):
-                ch = word[j]
-                if ch == "\\":
-                    j += 2
-                    continue
-                if ch == "{":
-                    depth += 1
-                elif ch == "}":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif ch == "," and depth == 1:
-                    commas.append(j)
-                j += 1
-            if j < len(word):
-                if commas:
-                    bounds = [i, *commas, j]
-                    return i, j, [word[a + 1 : b] for a, b in pairwise(bounds)]
-                sequence = SEQUENCE.fullmatch(word[i + 1 : j])
-                if sequence:
-                    items = _sequence(*sequence.groups())
-                    if items is not None:
-                        return i, j, items
-        i += 1
-    return None
-
-
-def _sequence(first: str, last: str, step: str | None) -> list[str] | None:
-    by = abs(int(step)) if step and step.lstrip("-") != "0" else 1
-    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
-        a, b = int(first), int(last)
-        if abs(b - a) // by > MAX_BRACE_WORDS:
-            return None
-        return [str(v) for v in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
-    if first.isalpha() and last.isalpha() and len(first) == len(last) == 1:
-        a, b = ord(first), ord(last)
-        return [_escape(chr(v)) for v in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
-    return None
 
 
 ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.approval.analysis import Danger, analyse_command
+from tools.approval.analysis import analyse_command
+from tools.approval.calls import Danger
 from tools.approval.preview import visible
 from tools.approval.rules import command_rule_matches, tool_rule_matches
 
