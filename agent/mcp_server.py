@@ -76,28 +76,19 @@ class _ProgressEvents:
 
 @contextmanager
 def shared_backend(overrides: dict[str, Any], parallel: int) -> Iterator[tuple[dict[str, Any], int]]:
-    """(overrides, runs at once) for every run of one `agent mcp serve`: with a profile, one llama-server with
-    `parallel` slots started here for all runs (its cache stays warm between them) and reached as an endpoint;
-    with an endpoint, `parallel` runs share it; the embedded model is one in-process model, so one run at a time."""
-    from agent.config import user_profiles
-    from agent.runtime import slotted
-    from inference.profiles import get_profile
-    from inference.python_engines import managed
+    """(overrides, runs at once) for every run of one `agent mcp serve`, on the backend the runtime chooses
+    (`agent.runtime.served`): with a profile, one llama-server with `parallel` slots started here for all runs
+    (its cache stays warm between them) and reached as an endpoint; with an endpoint, `parallel` runs share it;
+    the embedded model is one in-process model, so one run at a time."""
+    from agent.runtime import served
 
     config = load_config(None, overrides)
-    if config.endpoint:
-        yield overrides, parallel
-    elif config.profile:
-        profile = slotted(get_profile(config.profile, user_profiles()), parallel)
-        log.info(
-            "starting the %s server (profile %s, %d slot(s)) for every run", profile.engine, profile.name, parallel
-        )
-        with managed(profile, config.engine) as server:
-            yield {**overrides, "endpoint": server.url}, parallel
-    else:
-        if parallel > 1:
+    with served(config, parallel, lambda text: log.info("%s for every run", text)) as (chosen, runs, _):
+        if runs < parallel:
             log.info("the embedded model runs one task at a time; --parallel needs --profile or --endpoint")
-        yield overrides, 1
+        if chosen.endpoint != config.endpoint:  # a server started here for every run
+            overrides = {**overrides, "endpoint": chosen.endpoint}
+        yield overrides, runs
 
 
 def build_server(

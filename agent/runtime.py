@@ -47,23 +47,36 @@ def backend_session(config: Config) -> Iterator[ChatBackend]:
 
 @contextmanager
 def backends(config: Config, parallel: int = 1) -> Iterator[tuple[Callable[[], ChatBackend], int, str]]:
-    """(backend factory, runs at once, description) for the config's backend: a given endpoint, a llama-server
-    started from a profile with `parallel` slots (stopped after), or the embedded model (fetched on first use,
-    loaded once per process, so one run at a time)."""
+    """(backend factory, runs at once, description) for the config's backend (see `served`); the embedded model
+    is fetched on first use and loaded once per process."""
+    with served(config, parallel) as (chosen, runs, label):
+        if chosen.endpoint:
+            endpoint, api_key = chosen.endpoint, chosen.api_key
+            yield (lambda: EndpointBackend(endpoint, api_key=api_key)), runs, label
+        else:
+            backend = embedded_backend(chosen)
+            yield (lambda: backend), runs, label
+
+
+@contextmanager
+def served(
+    config: Config, parallel: int = 1, note: Callable[[str], None] | None = None
+) -> Iterator[tuple[Config, int, str]]:
+    """Which backend runs the model, the one place that says it: (the config runs use, runs at once, description).
+    A given endpoint, `parallel` runs sharing it; a llama-server started from a profile with `parallel` slots
+    (stopped after), given to the runs as their endpoint; or the embedded model, one in-process model, so one run
+    at a time. `note` hears of a server before it starts."""
     if config.endpoint:
-        endpoint = config.endpoint
-        yield (
-            (lambda: EndpointBackend(endpoint, api_key=config.api_key)),
-            parallel,
-            f"endpoint {endpoint}, {parallel} at once",
-        )
+        yield config, parallel, f"endpoint {config.endpoint}, {parallel} at once"
     elif config.profile:
         profile = slotted(get_profile(config.profile, user_profiles()), parallel)
+        if note:
+            note(f"starting the {profile.engine} server (profile {profile.name}, {parallel} slot(s))")
         with managed(profile, config.engine) as server:
-            yield (lambda: EndpointBackend(server.url)), parallel, f"profile {profile.name}, {parallel} slot(s)"
+            started = config.model_copy(update={"endpoint": server.url, "api_key": None})
+            yield started, parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
-        backend = embedded_backend(config)
-        yield (lambda: backend), 1, f"embedded {config.model} (one in-process model)"
+        yield config, 1, f"embedded {config.model} (one in-process model)"
 
 
 def slotted(profile: Profile, parallel: int) -> Profile:

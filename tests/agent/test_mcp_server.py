@@ -158,3 +158,30 @@ def test_runs_in_two_folders_share_one_server_at_once(tmp_path, engine, qwen_pat
     [(b_start, b_end)] = [(s, e) for name, s, e in spans if name == "b"]
     assert len(in_a) == 2 and in_a[0][1] <= in_a[1][0], "two runs in one folder never overlap"
     assert any(s < b_end and b_start < e for s, e in in_a), "the two folders ran at the same time"
+
+
+def test_shared_backend_takes_the_runtimes_choice(tmp_path, monkeypatch):
+    """No model: a profile's server (faked) is started once with `parallel` slots and given to every run as the
+    endpoint; a given endpoint is shared as it is; the embedded model runs one at a time and is not loaded here."""
+    from contextlib import contextmanager
+
+    import agent.runtime
+    from agent.mcp_server import shared_backend
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    started = []
+
+    @contextmanager
+    def fake_managed(profile, engine):
+        started.append(profile.parallel)
+        yield type("Server", (), {"url": "http://127.0.0.1:9/v1"})()
+
+    monkeypatch.setattr(agent.runtime, "managed", fake_managed)
+    monkeypatch.setattr(agent.runtime, "embedded_backend", lambda config: pytest.fail("loaded the model"))
+    with shared_backend({"profile": "qwen-cpu"}, 3) as (overrides, runs):
+        assert (overrides, runs, started) == ({"profile": "qwen-cpu", "endpoint": "http://127.0.0.1:9/v1"}, 3, [3])
+    with shared_backend({"endpoint": "http://example:1/v1"}, 2) as (overrides, runs):
+        assert (overrides, runs) == ({"endpoint": "http://example:1/v1"}, 2)
+    with shared_backend({"model": None}, 4) as (overrides, runs):
+        assert (overrides, runs) == ({"model": None}, 1)
+    assert started == [3]
