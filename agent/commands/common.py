@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, NoReturn, Optional
+from typing import Annotated, Any, Callable, Iterator, Literal, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -69,19 +70,17 @@ OutputFormat = Annotated[
 def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[str, Any], output: str) -> None:
     """Run `fn(target, text, config, events)` (a workflow of agent/workflows.py) and report it on the chosen
     output: a summary on stderr (text), the result object on stdout (json), or events as they happen
-    (stream-json). On json outputs a failure also ends with an object on stdout."""
+    (stream-json). On json outputs a failure also ends with an object on stdout (see `final_on_failure`)."""
     import json
     import sys
 
     from agent.trust_prompt import ask_trust_on_terminal
     from agent.config import load_config
-    from agent.errors import user_errors
     from agent.headless import StreamEvents, emit, session_of
-    from agent.workflows import RunInterrupted
 
     if output == "stream-json":
         emit(sys.stdout, "start", workspace=str(target), task=text)
-    try:
+    with final_on_failure(output):
         config = load_config(
             target if target.is_dir() else None,
             flags,
@@ -99,17 +98,6 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
                 result = fn(target, text, config, terminal)
             finally:
                 terminal.quiet()
-    except RunInterrupted as stop:
-        where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
-        failed(
-            output,
-            f"interrupted (Ctrl-C): {where}the conversation is saved.\n"
-            f"Resume with: agent run --resume {stop.transcript}",
-            130,
-            session=session_of(stop.transcript),
-        )
-    except user_errors() as exc:
-        failed(output, str(exc), getattr(exc, "exit_code", 1))
     dump = {**result.model_dump(), "session": session_of(result.transcript)}
     if output == "json":
         typer.echo(json.dumps(dump, indent=2))
@@ -128,6 +116,47 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
         raise typer.Exit(2)
 
 
+@contextmanager
+def final_on_failure(output: str) -> Iterator[None]:
+    """Every failure in the block ends with the final object on json outputs: a user error and Ctrl-C as
+    `error: ...` (`failed`); anything else (a bug) as an `internal error` object, then raised on, so that its
+    traceback goes to stderr and the exit status is non-zero as for any other command."""
+    from click.exceptions import Abort, ClickException, Exit
+
+    from agent.errors import user_errors
+    from agent.headless import session_of
+    from agent.workflows import RunInterrupted
+
+    try:
+        yield
+    except RunInterrupted as stop:
+        where = f"the work so far is committed on branch {stop.branch}; " if stop.branch else ""
+        failed(
+            output,
+            f"interrupted (Ctrl-C): {where}the conversation is saved.\n"
+            f"Resume with: agent run --resume {stop.transcript}",
+            130,
+            session=session_of(stop.transcript),
+        )
+    except user_errors() as exc:
+        failed(output, str(exc), getattr(exc, "exit_code", 1))
+    except Exit:  # `failed` above, or a command's own exit: already said
+        raise
+    except KeyboardInterrupt:  # before the run had a transcript (the model loading, say)
+        failed(output, "interrupted (Ctrl-C) before the run started", 130)
+    except (Abort, ClickException) as exc:
+        final_object(output, str(exc) or type(exc).__name__.lower(), getattr(exc, "exit_code", 1))
+        raise
+    except SystemExit as exc:  # `kill` (see agent/cli.py)
+        code = exc.code if isinstance(exc.code, int) else 1
+        if code:
+            final_object(output, f"stopped (exit status {code})", code)
+        raise
+    except Exception as exc:
+        final_object(output, f"internal error: {type(exc).__name__}: {exc} (a bug: the traceback is on stderr)", 1)
+        raise
+
+
 def _first_wait(config: Any) -> str:
     """What the status line says until the first token: the blank part of a run (the model loading, the
     prompt being read)."""
@@ -140,6 +169,13 @@ def _first_wait(config: Any) -> str:
 
 def failed(output: str, message: str, code: int, **data: Any) -> NoReturn:
     """`fail`, after the final object that json and stream-json outputs promise on failure too."""
+    final_object(output, message, code, **data)
+    fail(message, code)
+
+
+def final_object(output: str, message: str, code: int, **data: Any) -> None:
+    """On json outputs, the object a failed run ends with: json's `{"status": "error", ...}` or stream-json's
+    `error` event (text output: nothing)."""
     import json
     import sys
 
@@ -149,7 +185,6 @@ def failed(output: str, message: str, code: int, **data: Any) -> NoReturn:
         typer.echo(json.dumps({"status": "error", "error": message, "exit_code": code, **data}, indent=2))
     elif output == "stream-json":
         emit(sys.stdout, "error", message=message, exit_code=code, **data)
-    fail(message, code)
 
 
 def output_format(output: str | None, as_json: bool) -> str:

@@ -16,7 +16,8 @@ from agent.commands.common import (
     OutputFormat,
     Profile,
     Sandbox,
-    fail,
+    failed,
+    final_on_failure,
     output_format,
     run_workflow,
 )
@@ -54,8 +55,9 @@ def run(
     if resume:
         from agent.session import find_session, read_transcript
 
-        path = find_session(resume)
-        repo = Path(read_transcript(path).start["workspace"])
+        with final_on_failure(chosen):  # a session not found: the final object too
+            path = find_session(resume)
+            repo = Path(read_transcript(path).start["workspace"])
         run_workflow(
             lambda _repo, _text, config, events: resume_run(path, config, events), repo, str(path), flags, chosen
         )
@@ -63,5 +65,5 @@ def run(
     if task == "-" or (task is None and not sys.stdin.isatty()):
         task = sys.stdin.read().strip()
     if not task:
-        fail('say what to do: agent run "TASK" (or on stdin: agent run - < task.txt; or --resume SESSION)')
+        failed(chosen, 'say what to do: agent run "TASK" (or on stdin: agent run - < task.txt; or --resume SESSION)', 1)
     run_workflow(run_task, repo, task, flags, chosen)

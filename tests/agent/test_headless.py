@@ -80,6 +80,32 @@ def test_a_failure_still_ends_with_an_object(repo):
     assert "error: " in result.stderr
 
 
+def test_a_bug_also_ends_with_the_final_object(repo, model, monkeypatch):
+    """An unexpected exception (not a user error) mid-run: the final object on stdout, then raised on (its
+    traceback on stderr), with a non-zero exit."""
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(model, "complete", broken)
+    result = runner.invoke(app, ["run", "t", "--repo", str(repo), "--output-format", "stream-json"])
+    assert result.exit_code != 0 and isinstance(result.exception, RuntimeError)
+    got = events(result.stdout)
+    assert got[0]["type"] == "start" and got[-1]["type"] == "error"
+    assert got[-1]["exit_code"] == 1 and "internal error: RuntimeError: boom" in got[-1]["message"]
+    result = runner.invoke(app, ["run", "t", "--repo", str(repo), "--json"])
+    final = json.loads(result.stdout)
+    assert result.exit_code != 0 and isinstance(result.exception, RuntimeError)
+    assert final["status"] == "error" and "RuntimeError: boom" in final["error"]
+
+
+def test_failures_before_the_run_end_with_the_object_too(repo):
+    result = runner.invoke(app, ["run", "--repo", str(repo), "--output-format", "json"], input="")
+    assert result.exit_code == 1 and "say what to do" in json.loads(result.stdout)["error"]
+    result = runner.invoke(app, ["run", "--resume", "no-such-session", "--output-format", "stream-json"])
+    assert result.exit_code == 1 and events(result.stdout)[-1]["type"] == "error"
+
+
 def test_the_task_comes_on_stdin(repo, model):
     model.replies = [FINISH]
     for args in (["run", "-"], ["run"]):  # `-`, or no task while stdin is not a terminal
