@@ -140,6 +140,9 @@ class ChatSession:
     def on_text(self, text: str) -> None:
         self.display.on_text(text)
 
+    def on_prompt(self, tokens: int, cached: int) -> None:
+        self.display.on_prompt(tokens, cached)
+
     def on_note(self, text: str) -> None:
         self.display.on_note(text)
 

@@ -48,6 +48,12 @@ class ChatDisplay:
             self.status.stop()
             self.status = None
 
+    def on_prompt(self, tokens: int, cached: int) -> None:
+        """The prompt's size, from a backend that knows it before the engine reads it (see ChatBackend)."""
+        from agent.display import reading
+
+        self.waiting(reading(tokens, cached))
+
     def on_text(self, text: str) -> None:
         self.buffer += text
         self.chunks += 1

@@ -271,6 +271,11 @@ class CheckpointEvents:
         if self.inner:
             self.inner.on_note(text)
 
+    def on_prompt(self, tokens: int, cached: int) -> None:
+        forward = getattr(self.inner, "on_prompt", None)  # optional (see AgentEvents)
+        if forward:
+            forward(tokens, cached)
+
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
         if self.inner:
             self.inner.on_step(step, completion, results)

@@ -51,6 +51,10 @@ class TerminalEvents:
             self.status.stop()
             self.status = None
 
+    def on_prompt(self, tokens: int, cached: int) -> None:
+        """The prompt's size, from a backend that knows it before the engine reads it (see ChatBackend)."""
+        self.waiting(f"step {self.step}: {reading(tokens, cached)}")
+
     def on_text(self, text: str) -> None:
         if self.first_at is None:
             self.first_at = time.perf_counter()
@@ -104,6 +108,11 @@ class TerminalEvents:
         self.buffer, self.chunks, self.first_at, self.step = "", 0, None, step + 1
         if not any(call.name == "finish" and not result.is_error for call, result in results):
             self.waiting(f"step {step + 1}: the model is reading the results ...")
+
+
+def reading(tokens: int, cached: int) -> str:
+    """What the status line says while a prompt of `tokens` is read, `cached` of them from the KV cache."""
+    return f"reading {tokens:,} tokens" + (f" ({cached:,} from cache)" if cached else "") + " ..."
 
 
 def print_summary(console: Console, result: WorkflowResult) -> None:

@@ -80,6 +80,8 @@ class AgentEvents(Protocol):
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None: ...
     def on_note(self, text: str) -> None: ...
 
+    # optional: `on_prompt(tokens, cached)`, the prompt's size before the engine reads it (see ChatBackend)
+
 
 class Agent:
     def __init__(
@@ -197,8 +199,9 @@ class Agent:
                     self.events.on_text(delta)
                 return guard.feed(delta)
 
+            tools, on_prompt = self.protocol.api_tools(self.toolbox), getattr(self.events, "on_prompt", None)
             try:
-                return self.backend.complete(messages, self.protocol.api_tools(self.toolbox), sampling, on_text)
+                return self.backend.complete(messages, tools, sampling, on_text, on_prompt)
             except ContextOverflow as exc:
                 trimmed = trim_observations(messages)
                 plain = self.plain_task.content

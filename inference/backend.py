@@ -89,6 +89,8 @@ class Completion(BaseModel):
 
 OnText = Callable[[str], "bool | None"]  # returns True to cut the reply here (e.g. it degenerated into a loop)
 CUT = "cut"  # the finish_reason of a reply that `on_text` cut
+# (prompt tokens, of them already in the KV cache): told before the prompt is processed, by a backend that knows
+OnPrompt = Callable[[int, int], None]
 
 
 class BackendError(RuntimeError):
@@ -104,6 +106,8 @@ class ChatBackend(Protocol):
 
     `tools` are OpenAI function schemas, sent only by the native tool-call protocol.
     `on_text` receives text deltas as they stream; when it returns True the reply ends there (finish_reason `CUT`).
+    `on_prompt` is told the prompt's size before the engine reads it, by a backend that knows it then (one that
+    tokenizes the prompt itself); others never call it.
     """
 
     name: str
@@ -114,4 +118,5 @@ class ChatBackend(Protocol):
         tools: list[dict[str, Any]] | None = None,
         sampling: Sampling | None = None,
         on_text: OnText | None = None,
+        on_prompt: OnPrompt | None = None,
     ) -> Completion: ...

@@ -13,7 +13,17 @@ from pathlib import Path
 from collections.abc import Generator
 from typing import Any, cast
 
-from inference.backend import CUT, BackendError, Completion, ContextOverflow, Message, OnText, Sampling, Timings
+from inference.backend import (
+    CUT,
+    BackendError,
+    Completion,
+    ContextOverflow,
+    Message,
+    OnPrompt,
+    OnText,
+    Sampling,
+    Timings,
+)
 from inference.token_history import TokenHistory
 
 
@@ -75,6 +85,7 @@ class EmbeddedBackend:
         tools: list[dict[str, Any]] | None = None,
         sampling: Sampling | None = None,
         on_text: OnText | None = None,
+        on_prompt: OnPrompt | None = None,
     ) -> Completion:
         if tools:
             raise BackendError("the embedded backend speaks the text tool-call protocol only; do not send `tools`")
@@ -86,7 +97,9 @@ class EmbeddedBackend:
                 f"the conversation is {len(tokens)} tokens and the context holds {self.n_ctx}; "
                 "raise n_ctx (config `n_ctx`) or start a new run"
             )
-        cached = self.cached_prefix(tokens)
+        cached = min(self.cached_prefix(tokens), len(tokens) - 1)  # the last token is always evaluated again
+        if on_prompt:
+            on_prompt(len(tokens), cached)
         generated = 0
 
         def count_token(_ids, _logits) -> bool:
@@ -136,7 +149,7 @@ class EmbeddedBackend:
             finish_reason=finish_reason,
             timings=Timings(
                 prompt_tokens=len(tokens),
-                cached_prompt_tokens=min(cached, len(tokens) - 1),
+                cached_prompt_tokens=cached,
                 completion_tokens=generated,
                 prompt_ms=(first_token_at - started) * 1000,
                 predicted_ms=(ended - first_token_at) * 1000,

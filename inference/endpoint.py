@@ -24,6 +24,7 @@ from inference.backend import (
     Completion,
     ContextOverflow,
     Message,
+    OnPrompt,
     OnText,
     Sampling,
     Timings,
@@ -97,11 +98,14 @@ class EndpointBackend:
         tools: list[dict[str, Any]] | None = None,
         sampling: Sampling | None = None,
         on_text: OnText | None = None,
+        on_prompt: OnPrompt | None = None,
     ) -> Completion:
+        """`on_prompt` is told on llama-server's token path only (it knows the prompt's tokens before sending
+        them); a chat request leaves the tokenizing to the server, which tells nothing until the reply."""
         sampling = sampling or Sampling()
         with self._errors():
             if self.history is not None and not tools:
-                return self._complete_tokens(self.history, messages, sampling, on_text)
+                return self._complete_tokens(self.history, messages, sampling, on_text, on_prompt)
             before = self._figures()
             completion = self._stream(self._chat_request(messages, tools, sampling), on_text)
             if before is not None:
@@ -168,12 +172,19 @@ class EndpointBackend:
             raise _status_error(self.base_url, exc.status_code, exc.body, exc.message) from exc
 
     def _complete_tokens(
-        self, history: TokenHistory, messages: list[Message], sampling: Sampling, on_text: OnText | None
+        self,
+        history: TokenHistory,
+        messages: list[Message],
+        sampling: Sampling,
+        on_text: OnText | None,
+        on_prompt: OnPrompt | None = None,
     ) -> Completion:
         """llama-server's own `/completion`, prompt as token ids: the chat template rendered by the server,
-        the previous prompt + reply kept as the tokens the model generated."""
+        the previous prompt + reply kept as the tokens the model generated (what the server's slot holds)."""
         prompt_text = self._post("/apply-template", {"messages": [m.to_openai() for m in messages]})["prompt"]
         tokens = history.tokens_for(prompt_text)
+        if on_prompt:
+            on_prompt(len(tokens), min(history.shared_prefix(tokens), len(tokens) - 1))
         body: dict[str, Any] = {
             "prompt": tokens,
             "n_predict": sampling.max_tokens,

@@ -27,6 +27,16 @@ class TokenHistory:
             return self._tokens + self._tokenize(prompt_text[len(self._text) :])
         return self._tokenize(prompt_text)
 
+    def shared_prefix(self, tokens: list[int]) -> int:
+        """How many leading `tokens` the last prompt + reply has too: what the engine's cache still holds of
+        them, when this conversation was the last one it served."""
+        count = 0
+        for a, b in zip(self._tokens, tokens):
+            if a != b:
+                break
+            count += 1
+        return count
+
     def remember(self, prompt_text: str, prompt_tokens: list[int], generated: list[int], reply: str) -> None:
         """Keep the prompt and the longest run of generated tokens whose text begins the reply (a stop
         string, or an end-of-turn token, may follow tokens that the reply text does not contain)."""

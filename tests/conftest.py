@@ -59,9 +59,11 @@ class ScriptedBackend:
         self.calls: list[dict] = []
 
     def complete(
-        self, messages: list[Message], tools=None, sampling: Sampling | None = None, on_text=None
+        self, messages: list[Message], tools=None, sampling: Sampling | None = None, on_text=None, on_prompt=None
     ) -> Completion:
         self.calls.append({"messages": [m.model_copy() for m in messages], "tools": tools, "sampling": sampling})
+        if on_prompt:  # the prompt's size first, as the embedded backend tells it (the same as its timings)
+            on_prompt(10 * len(messages), 0)
         text = self.replies.pop(0) if self.replies else "I am done."
         sent, reason = "", None
         for start in range(0, len(text), 16):  # streamed in pieces, like an engine; `on_text` may cut it

@@ -51,6 +51,18 @@ def test_a_follow_up_continues_the_same_conversation(repo, scripted):
     assert session.git.files == ["b.py", "c.py"] and session.git.branch.startswith("agent/")
 
 
+def test_the_spinner_says_how_big_the_prompt_is(repo, scripted):
+    said: list[str] = []
+
+    class Display(ChatDisplay):
+        def waiting(self, what: str) -> None:
+            said.append(what)
+
+    with open_chat(repo, Config(), Display(Console(file=io.StringIO()), repo), backend=scripted([])) as session:
+        repl(session, lines("hello"), Console(file=io.StringIO()))
+    assert said[:2] == ["reading the project ...", "reading 20 tokens ..."]  # the scripted backend: 10 a message
+
+
 def test_undo_takes_back_the_change_and_tells_the_model(repo, scripted):
     backend = scripted([WRITE_B, FINISH.format("b"), FINISH.format("ok")])
     shown, session = chat(repo, backend, "add b", "/undo", "thanks")

@@ -33,8 +33,10 @@ SLOW = "Thinking " + "very " * 60 + "slowly."
 REPLIES = [WRITE, "<finish><summary>added b.py</summary></finish>", SLOW, "<finish><summary>ok</summary></finish>"]
 
 class Scripted:
-    def complete(self, messages, tools=None, sampling=None, on_text=None):
+    def complete(self, messages, tools=None, sampling=None, on_text=None, on_prompt=None):
         text = REPLIES.pop(0) if REPLIES else "<finish><summary>nothing left</summary></finish>"
+        on_prompt(1800, 1500)  # as the embedded backend tells it, before reading the prompt
+        time.sleep(0.3)
         for i in range(0, len(text), 5):
             time.sleep(0.1 if text is SLOW else 0.005)
             on_text(text[i:i + 5])
@@ -79,6 +81,7 @@ def test_a_terminal_session_with_a_scripted_model(repo, tmp_path):
     child = spawn([sys.executable, str(script), "chat", "--repo", str(repo)], log, 60)
     child.expect(PROMPT)
     child.sendline("add b please")
+    child.expect("reading 1,800 tokens \\(1,500 from cache\\) \\.\\.\\.")  # the spinner, before the reply
     child.expect("✎ b.py")  # on the raw stream: no escape sequence inside the line
     child.expect("added b.py")
     child.expect(PROMPT)
@@ -132,8 +135,10 @@ from inference.backend import Completion, Timings
 REPLIES = ["<write_file>\\n<path>b.py</path>\\n<content>\\nB = 1\\n</content>\\n</write_file>", "<finish><summary>added b.py</summary></finish>"]
 
 class Scripted:
-    def complete(self, messages, tools=None, sampling=None, on_text=None):
+    def complete(self, messages, tools=None, sampling=None, on_text=None, on_prompt=None):
         time.sleep(0.6)  # nothing streams yet: the status line must say why
+        on_prompt(1800 + 100 * (len(messages) - 2), 0 if len(messages) == 2 else 1800)  # then: how big the prompt is
+        time.sleep(0.6)
         text = REPLIES.pop(0)
         on_text(text)
         return Completion(text=text, timings=Timings(prompt_tokens=10, completion_tokens=5, predicted_ms=100))
@@ -153,8 +158,10 @@ def test_a_run_on_a_terminal_shows_a_status_line_until_the_first_token(repo, tmp
     log = tmp_path / "terminal.log"
     child = spawn([sys.executable, str(script), "run", "add b", "--repo", str(repo)], log, 60)
     child.expect("then reading the prompt")  # before the first token: not a blank screen
+    child.expect("step 1: reading 1,800 tokens \\.\\.\\.")  # the backend knows the prompt's size: said
     child.expect("step 1 ")
     child.expect("step 2: the model is reading the results")
+    child.expect("step 2: reading 2,000 tokens \\(1,800 from cache\\) \\.\\.\\.")
     child.expect("finished")
     child.expect(pexpect.EOF)
     assert (repo / "b.py").read_text() == "B = 1\n"

@@ -50,11 +50,11 @@ class OverflowingBackend:
     def __init__(self, scripted, replies, limit):
         self.inner, self.limit, self.overflows = scripted(replies), limit, 0
 
-    def complete(self, messages, tools=None, sampling=None, on_text=None):
+    def complete(self, messages, tools=None, sampling=None, on_text=None, on_prompt=None):
         if sum(len(m.content) for m in messages) > self.limit:
             self.overflows += 1
             raise ContextOverflow("the conversation is too long")
-        return self.inner.complete(messages, tools, sampling, on_text)
+        return self.inner.complete(messages, tools, sampling, on_text, on_prompt)
 
 
 def test_loop_trims_and_goes_on(scripted, tmp_path):

@@ -164,7 +164,7 @@ def test_file_contents_that_do_not_fit_the_context_leave_the_first_message(tmp_p
         def __init__(self):
             self.calls = []
 
-        def complete(self, messages, tools=None, sampling=None, on_text=None):
+        def complete(self, messages, tools=None, sampling=None, on_text=None, on_prompt=None):
             self.calls.append([m.content for m in messages])
             if sum(len(m.content) for m in messages) > 9_000:
                 raise ContextOverflow("too long")

@@ -30,8 +30,12 @@ def test_second_turn_reuses_the_cached_prefix(embedded):
     ]
     first = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=20))
     messages += [first.as_message(), Message(role="user", content="And one more?")]
-    second = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=20))
+    told: list[tuple[int, int]] = []
+    second = embedded.complete(
+        messages, sampling=Sampling(temperature=0, max_tokens=20), on_prompt=lambda n, cached: told.append((n, cached))
+    )
     t = second.timings
+    assert told == [(t.prompt_tokens, t.cached_prompt_tokens)], "the prompt's size, told before it is read"
     # everything up to the new user turn (system, first question, the model's own reply) comes from cache
     assert t.cached_prompt_tokens >= first.timings.prompt_tokens + first.timings.completion_tokens - 2
     assert t.processed_prompt_tokens < 20

@@ -59,7 +59,17 @@ def test_agent_turns_reuse_the_generated_tokens_exactly(baseline):
         first = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=400, seed=1))
         assert "<bash>" in first.text and first.finish_reason == "stop"
         messages += [first.as_message(), *turns[1]]
-        second = backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=8, seed=1))
+        told: list[tuple[int, int]] = []
+        second = backend.complete(
+            messages,
+            sampling=Sampling(temperature=0, max_tokens=8, seed=1),
+            on_prompt=lambda n, cached, told=told: told.append((n, cached)),
+        )
+        if path == "tokens":  # the prompt's size told before it is sent; what the server's slot still holds
+            ((size, cached),) = told
+            assert size == second.timings.prompt_tokens and abs(cached - second.timings.cached_prompt_tokens) <= 1
+        else:
+            assert told == [], "a chat request's tokens are the server's to count: nothing is guessed"
         new_tokens = second.timings.prompt_tokens - first.timings.prompt_tokens - first.timings.completion_tokens
         processed[path] = second.timings.processed_prompt_tokens - new_tokens
         processed[path + " text"] = first.text

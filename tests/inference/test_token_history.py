@@ -40,3 +40,12 @@ def test_a_reply_that_never_matches_costs_a_bounded_number_of_detokenize_calls()
     history.remember("P:", [80, 58], [ord("x")] * 1000, "y" * 1000)
     assert toy.detokenized == MAX_TRIMMED + 1
     assert history.tokens_for("P:" + "y" * 1000 + "!") == [ord(c) for c in "P:" + "y" * 1000 + "!"]
+
+
+def test_the_shared_prefix_is_what_the_last_prompt_and_reply_have_in_common():
+    toy = Toy()
+    history = TokenHistory(toy.tokenize, toy.detokenize)
+    assert history.shared_prefix([1, 2]) == 0
+    history.remember("P:", [80, 58], [1000, 1001], "ab")
+    assert history.shared_prefix(history.tokens_for("P:ab|next")) == 4
+    assert history.shared_prefix([80, 59]) == 1
