@@ -22,8 +22,17 @@ First find every place to change (search), then change each of them; where a fil
 rewrite it whole with write_file. When you are done, run `{command}` to check your change, fix any failure,
 then call finish."""
 
-# The `finish` gate's answer while the project's tests (or a refactor's --verify) fail.
+# The `finish` gate's answer while the project's tests (or a refactor's --verify) fail ...
 CHECK_FAILS = "`{command}` fails:\n{output}"
+# ... while a project without tests fails the docstring examples the run started with (agent/examples.py) ...
+EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
+# ... a check that ran past its time (an endless loop, often) ...
+TIMED_OUT = "(it did not end within {seconds:.0f} s and was stopped: look for a loop that never ends)\n{output}"
+# ... and when those examples were edited.
+EXAMPLES_EDITED = (
+    "\nThe docstring examples in {files} were changed: they are part of the task and are checked as they were. "
+    "Put them back and fix the code instead."
+)
 
 # The first user message (agent/prompt.py `task_message`): the project's files, the contents of those the task
 # is about, then the task.

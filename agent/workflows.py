@@ -9,7 +9,7 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from agent import project
+from agent import examples, project
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.config import Config
@@ -19,7 +19,7 @@ from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
-from agent.texts import CHECK_FAILS, NEW_PROJECT_TASK
+from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, NEW_PROJECT_TASK, TIMED_OUT
 from inference.backend import ChatBackend, Message
 from tools.shell import run_command
 from tools.workspace import iter_files, relative
@@ -158,21 +158,39 @@ DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: t
 def tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
     has none, when it must (a new project). A Python project without tests is checked against its docstring
-    examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times."""
+    examples as the run found them (agent/examples.py: the model must not pass by editing them), which may
+    have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times."""
     refusals = 0
+    given = examples.collect(workspace) if no_tests is None else []
 
     def check() -> str | None:
         nonlocal refusals
-        outcome = run_project_tests(workspace, config)
+        outcome, failing = run_project_tests(workspace, config), CHECK_FAILS
         if outcome is None:
-            doctests = project.doctest_command(workspace) if no_tests is None else None
-            if doctests is None or refusals >= DOCTEST_REFUSALS:
+            check_examples = examples_check(workspace, given) if no_tests is None else None
+            if check_examples is None or refusals >= DOCTEST_REFUSALS:
                 return no_tests
-            outcome = run_verification(workspace, doctests, config)
+            command, failing = check_examples
+            outcome = run_verification(workspace, command, config)
             refusals += not outcome.passed
-        return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
+        if outcome.passed:
+            return None
+        edited = examples.changed(given, workspace)
+        return failing.format(command=outcome.command, output=outcome.output_tail) + (
+            EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else ""
+        )
 
     return check
+
+
+def examples_check(workspace: Path, given: list[examples.ModuleExamples]) -> tuple[str, str] | None:
+    """What checks a project without tests, and how its failure is told: the docstring examples the run
+    started with, or, when it started with none (or too many to pass), those its files have now."""
+    original = examples.command(given, project.python_test_command(workspace).split()[0]) if given else None
+    if original:
+        return original, EXAMPLES_FAIL
+    current = project.doctest_command(workspace)
+    return None if current is None else (current, CHECK_FAILS)
 
 
 def resume_run(
@@ -261,6 +279,8 @@ def run_verification(workspace: Path, command: str, config: Config) -> TestOutco
     policy = project.command_policy(config.sandbox_policy(), workspace)
     outcome = run_command(command, workspace, config.command_timeout, 4000, policy)
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
+    if outcome.timed_out:  # else the model is told only that it failed (an endless loop shows no output)
+        tail = TIMED_OUT.format(seconds=config.command_timeout, output=tail).rstrip()
     return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
 
 

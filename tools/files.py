@@ -275,14 +275,26 @@ def _found_elsewhere(workspace: Path, edited: Path, old: str, most_files: int = 
 
 
 def _nearest_line_hint(text: str, old: str, show_whole_below: int = 80) -> str:
-    """Help the model retry: point at a line that matches, or show a short file whole."""
-    first = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if first and line.strip() == first:
-            return f" Its first line appears at line {number}; check indentation and the following lines."
-    if text.count("\n") < show_whole_below:
-        return f" `old` must be copied exactly from the file, which currently reads:\n{text}"
-    return " Copy `old` exactly from the file (use read_file to see it)."
+    """Help the model retry: where `old` starts to differ from the file, and a short file whole. A small model
+    that already rewrote a file edits it again with the text it first saw: the file as it now is ends that."""
+    lines, wanted = text.splitlines(), [ln.strip() for ln in old.strip("\n").splitlines()]
+    hint = " Copy `old` exactly from the file (use read_file to see it)."
+    for start, line in enumerate(lines):
+        if wanted and line.strip() == wanted[0]:
+            differs = [k for k, w in enumerate(wanted) if start + k >= len(lines) or lines[start + k].strip() != w]
+            if not differs:
+                hint = f" Its lines appear from line {start + 1} with other indentation; copy the spaces exactly."
+                break
+            same = differs[0]
+            actual = lines[start + same].strip() if start + same < len(lines) else "(the end of the file)"
+            hint = (
+                f" Its first line appears at line {start + 1}, but its line {same + 1} differs from the file's line "
+                f"{start + same + 1}: the file has {actual!r}, `old` has {wanted[same]!r}."
+            )
+            break
+    if len(lines) < show_whole_below:
+        return f"{hint} The file currently reads:\n{text}"
+    return hint
 
 
 class ListParams(BaseModel):

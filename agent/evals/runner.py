@@ -40,6 +40,7 @@ class EvalRecord(BaseModel):
     wall_seconds: float = 0.0  # what the user waits for: environment, agent, tests
     check_tail: str = ""
     error: str | None = None
+    transcript: str = ""  # the run's transcript (agent mode), to read what went wrong
 
 
 class EvalSettings(BaseModel):
@@ -203,4 +204,5 @@ def _record(
         draft_accepted=stats.draft_accepted,
         wall_seconds=wall,
         check_tail=tail if not passed else "",
+        transcript=result.transcript,
     )

@@ -109,7 +109,8 @@ def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of
     result = run_task(tmp_path / "r", "Implement square", Config(max_steps=4, attempts=1), backend=backend)
     assert result.run.status == "finished" and result.run.stats.steps == 2
     refusal = backend.calls[1]["messages"][-1].content
-    assert "finish refused" in refusal and "-m doctest" in refusal and "Expected:\n    9\nGot:\n    6" in refusal
+    assert "finish refused" in refusal and "docstring examples (as the task gave them) fail" in refusal
+    assert "Expected:\n    9\nGot:\n    6" in refusal
 
     make_repo(tmp_path / "s", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
     backend = scripted([write_square(f"return {n}") for n in range(3)])  # examples never met: not a trap

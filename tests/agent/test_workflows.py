@@ -13,7 +13,7 @@ import git
 import pytest
 
 from agent.config import Config
-from agent.workflows import new_project
+from agent.workflows import new_project, run_verification
 
 pytestmark = pytest.mark.model
 
@@ -123,3 +123,9 @@ def test_new_project_in_node_and_rust(tmp_path, qwen_path, prompt, command, sour
         assert (again.returncode == 0) == result.tests.passed, again.stdout[-2000:] + again.stderr[-2000:]
     if result.run.status == "finished":
         assert result.tests and result.tests.passed and source in committed
+
+
+def test_a_check_that_runs_past_its_time_says_so(tmp_path):
+    """An endless loop in the code under test prints nothing: without this the model read an empty failure."""
+    outcome = run_verification(tmp_path, "sleep 30", Config(command_timeout=1))
+    assert not outcome.passed and "did not end within 1 s" in outcome.output_tail

@@ -52,7 +52,8 @@ def test_edit_refuses_missing_and_ambiguous_text_helpfully(ctx):
     ambiguous = EditFileTool().invoke({"path": "m.py", "old": "x = 1", "new": "x = 2"}, ctx)
     assert ambiguous.is_error and "occurs 2 times" in ambiguous.output and "lines 1, 2" in ambiguous.output
     missing = EditFileTool().invoke({"path": "m.py", "old": "y = 2\nz = 3", "new": "q"}, ctx)
-    assert missing.is_error and "not found" in missing.output and "line 3" in missing.output
+    assert missing.is_error and "not found" in missing.output and "at line 3" in missing.output
+    assert "line 2 differs" in missing.output
     nothing = EditFileTool().invoke({"path": "m.py", "old": "x = 1", "new": "x = 1"}, ctx)
     assert nothing.is_error and "identical" in nothing.output
     assert (ctx.workspace / "m.py").read_text() == "x = 1\nx = 1\n    y = 2\n"
@@ -62,6 +63,17 @@ def test_edit_miss_on_a_short_file_shows_the_file(ctx):
     (ctx.workspace / "s.py").write_text("def f():\n    return 1\n")
     result = EditFileTool().invoke({"path": "s.py", "old": "return 2", "new": "return 3"}, ctx)
     assert "currently reads" in result.output and "return 1" in result.output
+
+
+def test_an_edit_of_text_already_rewritten_says_where_it_differs_and_shows_the_file(ctx):
+    """From a HumanEval transcript: after write_file replaced the stub, the model edited the stub it first saw,
+    over and over, told only that the first line matches."""
+    stub = 'def longest(xs):\n    """Longest."""\n    raise NotImplementedError\n'
+    (ctx.workspace / "solution.py").write_text('def longest(xs):\n    """Longest."""\n    return max(xs, key=len)\n')
+    result = EditFileTool().invoke({"path": "solution.py", "old": stub, "new": "x"}, ctx)
+    assert result.is_error and "line 3 differs" in result.output
+    assert "'return max(xs, key=len)'" in result.output and "'raise NotImplementedError'" in result.output
+    assert result.output.endswith("return max(xs, key=len)\n")
 
 
 def test_list_and_search_respect_gitignore(ctx):

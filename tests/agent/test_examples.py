@@ -1,0 +1,86 @@
+"""The docstring examples a run started with (agent/examples.py), run by real Python in real folders: editing
+an example does not make the check pass."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from agent import examples
+from agent.config import Config
+from agent.workflows import run_task
+from tests.agent.test_checkpoints import make_repo
+
+STUB = '''from typing import List
+
+
+def closest(xs: List[float]) -> tuple:
+    """The two closest numbers, smaller first.
+
+    >>> closest([1.0, 2.0, 3.0, 2.2])
+    (2.0, 2.2)
+    """
+    raise NotImplementedError
+
+
+class Box:
+    """A box.
+
+    >>> Box(2).double()
+    4
+    """
+
+    def __init__(self, n):
+        self.n = n
+
+    def double(self):
+        return 2 * self.n
+'''
+WRONG = "return (min(xs), max(xs))"
+RIGHT = "pairs = sorted(xs)\n    return min(zip(pairs, pairs[1:]), key=lambda p: p[1] - p[0])"
+
+
+def run(command: str, folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(command, shell=True, cwd=folder, capture_output=True, text=True, timeout=60)
+
+
+def test_the_examples_are_collected_from_functions_and_classes(tmp_path):
+    (tmp_path / "solution.py").write_text(STUB)
+    (tmp_path / "plain.py").write_text("def f():\n    '''No examples.'''\n")
+    (tmp_path / "broken.py").write_text("def (:\n    '''>>> 1\n    1'''\n")
+    found = examples.collect(tmp_path)
+    assert [m.path for m in found] == ["solution.py"]
+    assert found[0].examples() == [("closest([1.0, 2.0, 3.0, 2.2])\n", "(2.0, 2.2)\n"), ("Box(2).double()\n", "4\n")]
+
+
+def test_the_examples_as_given_judge_the_code_as_it_is_now_whatever_the_docstring_says_now(tmp_path):
+    (tmp_path / "solution.py").write_text(STUB)
+    given = examples.collect(tmp_path)
+    command = examples.command(given)
+    assert command and run(command, tmp_path).returncode == 1, "the stub raises"
+    edited = STUB.replace("raise NotImplementedError", WRONG).replace("(2.0, 2.2)", "(1.0, 3.0)")
+    (tmp_path / "solution.py").write_text(edited)
+    outcome = run(command, tmp_path)
+    assert outcome.returncode == 1 and "Expected:\n    (2.0, 2.2)\nGot:\n    (1.0, 3.0)" in outcome.stdout
+    assert examples.changed(given, tmp_path) == ["solution.py"]
+    (tmp_path / "solution.py").write_text(STUB.replace("raise NotImplementedError", RIGHT).replace("A box.", "Boxes."))
+    assert run(command, tmp_path).returncode == 0
+    assert examples.changed(given, tmp_path) == [], "prose may change; the examples are what is kept"
+    assert examples.command([]) is None
+
+
+def write(body: str, expected: str = "(2.0, 2.2)") -> str:
+    text = STUB.replace("raise NotImplementedError", body).replace("(2.0, 2.2)", expected)
+    return f"<write_file>\n<path>solution.py</path>\n<content>\n{text}</content>\n</write_file>\n<finish><summary>done</summary></finish>"
+
+
+def test_finish_is_refused_when_the_code_passes_only_an_edited_example(scripted, tmp_path):
+    """As a small model did in a HumanEval run: the example rewritten to what its code returned."""
+    make_repo(tmp_path / "r", {"solution.py": STUB})
+    backend = scripted([write(WRONG, expected="(1.0, 3.0)"), write(RIGHT)])
+    result = run_task(tmp_path / "r", "Implement closest", Config(max_steps=4, attempts=1), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.steps == 2
+    refusal = backend.calls[1]["messages"][-1].content
+    assert "finish refused" in refusal and "Expected:\n    (2.0, 2.2)\nGot:\n    (1.0, 3.0)" in refusal
+    assert "The docstring examples in solution.py were changed" in refusal
+    assert "(2.0, 2.2)" in (tmp_path / "r" / "solution.py").read_text()
