@@ -21,7 +21,7 @@ from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
 from agent.toolcalls import ParsedCall
-from agent.workflows import tests_gate
+from agent.checks import FinishGate
 from inference.backend import ChatBackend, Completion, Message, Sampling, Timings
 from tools.base import Tool, ToolResult
 
@@ -201,7 +201,7 @@ def open_chat(
                         repo,
                         transcript=transcript,
                         events=events,
-                        verify=tests_gate(repo, config),
+                        verify=FinishGate(repo, config),
                         extra_tools=mcp_tools,
                     ),
                     mcp_tools,

@@ -1,8 +1,8 @@
-"""A Python project's docstring examples (`>>>`), kept as the run found them.
+"""The docstring examples (`>>>`) of the functions a run starts as stubs, kept as the run found them.
 
 Without tests, the examples are what `finish` is checked against. A small model whose code fails an example
 edits the example instead (seen in HumanEval runs: `(2.0, 2.2)` rewritten to what the code returned), so the
-check runs the examples the files had when the run started, against the code as it is now."""
+check runs the examples the stubs had when the run started, against the code as it is now."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class ModuleExamples(BaseModel):
 
 
 def collect(workspace: Path) -> list[ModuleExamples]:
-    """The docstrings with examples in the project's Python files (the first MOST_FILES that have some)."""
+    """The stubs' docstrings with examples in the project's Python files (the first MOST_FILES with some)."""
     found: list[ModuleExamples] = []
     for path in iter_files(workspace, workspace):
         if len(found) >= MOST_FILES:
@@ -51,14 +51,33 @@ def collect(workspace: Path) -> list[ModuleExamples]:
     return found
 
 
-def _docstrings_with_examples(source: str) -> list[str]:
+def _docstrings_with_examples(source: str, stubs_only: bool = True) -> list[str]:
+    """The docstrings with examples of the stubs (functions whose body is only `raise NotImplementedError`,
+    `pass` or `...`): a stub's docstring is what the task asks for; a working function's may change with it."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))]
-    docstrings = (ast.get_docstring(n, clean=True) for n in nodes)
+    functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    chosen = [n for n in functions if not stubs_only or _is_stub(n)]
+    docstrings = (ast.get_docstring(n, clean=True) for n in chosen)
     return [d for d in docstrings if d and ">>>" in d]
+
+
+def _is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    return bool(body) and all(_is_placeholder(statement) for statement in body)
+
+
+def _is_placeholder(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return statement.value.value is Ellipsis
+    if isinstance(statement, ast.Raise) and statement.exc is not None:
+        raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+        return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+    return False
 
 
 def command(modules: list[ModuleExamples], python: str = "python") -> str | None:
@@ -78,6 +97,13 @@ def _as_doctest(module: ModuleExamples) -> str:
 
 
 def changed(before: list[ModuleExamples], workspace: Path) -> list[str]:
-    """The files whose docstring examples are no longer as they were (edited or gone)."""
-    now = {m.path: m.examples() for m in collect(workspace)}
-    return [m.path for m in before if now.get(m.path) != m.examples()]
+    """The files whose stubs' examples are no longer all there (edited or gone), in any function's docstring
+    (the stub is a working function by now)."""
+    edited = []
+    for module in before:
+        path = workspace / module.path
+        source = path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
+        now = ModuleExamples(path=module.path, docstrings=_docstrings_with_examples(source, stubs_only=False))
+        if not set(module.examples()) <= set(now.examples()):
+            edited.append(module.path)
+    return edited

@@ -112,18 +112,32 @@ class Agent:
     def run(self, task: str, history: list[Message] | None = None) -> RunResult:
         """Run `task`; pass `history` (from a transcript) to resume a conversation instead."""
         started, stats = time.monotonic(), RunStats()
-        files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
         messages = self.messages = []
-        shown = files_to_show(self.ctx.workspace, files, task)
-        # the first message without file contents, for when they do not fit (a resumed conversation keeps its own)
-        self.plain_task = Message(role="user", content="" if history else task_message(task, files))
-        first = [
-            Message(role="system", content=self.system),
-            Message(role="user", content=task_message(task, files, shown)),
-        ]
+        first = self._first_messages(task)
+        if history:  # a resumed conversation keeps its own first message
+            self.plain_task = Message(role="user")
         for message in history or first:
             self._append(messages, message)
         return self._turn(stats, started)
+
+    def _first_messages(self, task: str) -> list[Message]:
+        """The system prompt and the task with the files it is about; `plain_task` keeps the task message
+        without file contents, for when they do not fit."""
+        files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
+        self.plain_task = Message(role="user", content=task_message(task, files))
+        shown = files_to_show(self.ctx.workspace, files, task)
+        return [
+            Message(role="system", content=self.system),
+            Message(role="user", content=task_message(task, files, shown)),
+        ]
+
+    def aside(self, task: str, question: str, max_tokens: int = 400) -> Completion:
+        """One reply to `question`, asked after the task's first message but outside the conversation: it
+        shares the prompt the run starts with (the engine's cache keeps it) and leaves no trace in the run."""
+        system, first = self._first_messages(task)
+        asked = Message(role="user", content=f"{first.content}\n\n{question}")
+        sampling = self.sampling.model_copy(update={"stop": [], "max_tokens": max_tokens})
+        return self.backend.complete([system, asked], None, sampling)
 
     def continue_with(self, message: str) -> RunResult:
         """One more user turn in the same conversation (a chat): the messages so far stay as they are, so the

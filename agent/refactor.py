@@ -20,7 +20,8 @@ from agent.loop import AgentEvents
 from agent.project import test_command
 from agent.runtime import backends
 from agent.texts import CHECK_FAILS, REFACTOR_TASK
-from agent.workflows import TestOutcome, run_agent, run_verification
+from agent.checks import TestOutcome, run_verification
+from agent.workflows import run_agent
 from inference.backend import ChatBackend
 
 

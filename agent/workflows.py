@@ -9,9 +9,10 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from agent import examples, project
+from agent import project, spec_checks
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
+from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
 from agent.attempts import run_attempts, snapshot_restorer
@@ -19,17 +20,9 @@ from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
-from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, NEW_PROJECT_TASK, TIMED_OUT
+from agent.texts import NEW_PROJECT_TASK, SPEC_CHECKS_REQUEST
 from inference.backend import ChatBackend, Message
-from tools.shell import run_command
 from tools.workspace import iter_files, relative
-
-
-class TestOutcome(BaseModel):
-    command: str
-    passed: bool
-    exit_code: int | None
-    output_tail: str
 
 
 class WorkflowResult(BaseModel):
@@ -84,7 +77,7 @@ def new_project(
             task,
             config,
             events,
-            tests_gate(directory, config, recipe.no_tests),
+            FinishGate(directory, config, recipe.no_tests),
             backend,
             meta={"workflow": "new-project"},
             restore=snapshot_restorer(directory),
@@ -135,7 +128,7 @@ def run_task(
             task,
             config,
             CheckpointEvents(git_run, events),
-            tests_gate(repository, config),
+            FinishGate(repository, config),
             backend,
             history=history,
             meta={"workflow": "run", "branch": git_run.branch},
@@ -150,47 +143,6 @@ def run_task(
     outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
     report = git_run.finish(f"Run: {result.status}, {outcome}.\n\n{result.summary}")
     return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
-
-
-DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
-
-
-def tests_gate(workspace: Path, config: Config, no_tests: str | None = None) -> Callable[[], str | None]:
-    """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
-    has none, when it must (a new project). A Python project without tests is checked against its docstring
-    examples as the run found them (agent/examples.py: the model must not pass by editing them), which may
-    have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times."""
-    refusals = 0
-    given = examples.collect(workspace) if no_tests is None else []
-
-    def check() -> str | None:
-        nonlocal refusals
-        outcome, failing = run_project_tests(workspace, config), CHECK_FAILS
-        if outcome is None:
-            check_examples = examples_check(workspace, given) if no_tests is None else None
-            if check_examples is None or refusals >= DOCTEST_REFUSALS:
-                return no_tests
-            command, failing = check_examples
-            outcome = run_verification(workspace, command, config)
-            refusals += not outcome.passed
-        if outcome.passed:
-            return None
-        edited = examples.changed(given, workspace)
-        return failing.format(command=outcome.command, output=outcome.output_tail) + (
-            EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else ""
-        )
-
-    return check
-
-
-def examples_check(workspace: Path, given: list[examples.ModuleExamples]) -> tuple[str, str] | None:
-    """What checks a project without tests, and how its failure is told: the docstring examples the run
-    started with, or, when it started with none (or too many to pass), those its files have now."""
-    original = examples.command(given, project.python_test_command(workspace).split()[0]) if given else None
-    if original:
-        return original, EXAMPLES_FAIL
-    current = project.doctest_command(workspace)
-    return None if current is None else (current, CHECK_FAILS)
 
 
 def resume_run(
@@ -249,6 +201,9 @@ def run_agent(
                     extra_tools=mcp_tools,
                 )
 
+            if isinstance(verify, FinishGate) and verify.wants_checks and config.spec_checks and not history:
+                write_spec_checks(new_agent(1, 1), task, verify, note)
+                transcript.write("spec_checks", checks=verify.checks)
             result = run_attempts(
                 new_agent,
                 task,
@@ -266,22 +221,13 @@ def run_agent(
         transcript.close()
 
 
-def run_project_tests(workspace: Path, config: Config) -> TestOutcome | None:
-    """The project's tests with its own command (agent/project.py), or None when it has none."""
-    command = project.test_command(workspace)
-    return None if command is None else run_verification(workspace, command, config)
-
-
-def run_verification(workspace: Path, command: str, config: Config) -> TestOutcome:
-    """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
-    project's tests are code the model wrote: they run under the run's sandbox policy, like bash, with the
-    project's environment (its .venv first on PATH)."""
-    policy = project.command_policy(config.sandbox_policy(), workspace)
-    outcome = run_command(command, workspace, config.command_timeout, 4000, policy)
-    tail = "\n".join(outcome.output.strip().splitlines()[-15:])
-    if outcome.timed_out:  # else the model is told only that it failed (an endless loop shows no output)
-        tail = TIMED_OUT.format(seconds=config.command_timeout, output=tail).rstrip()
-    return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
+def write_spec_checks(agent: Agent, task: str, gate: FinishGate, note: Callable[[str], None]) -> None:
+    """Have the model write asserts from the task before it writes code (agent/spec_checks.py)."""
+    reply = agent.aside(task, SPEC_CHECKS_REQUEST)
+    gate.checks = spec_checks.parse(reply.text)
+    note(
+        f"wrote {len(gate.checks)} checks from the task, apart from the code ({reply.timings.completion_tokens} tokens)"
+    )
 
 
 def _result(

@@ -22,7 +22,7 @@ from agent.project import (
     write_agents_md,
 )
 from agent.project import test_command as project_test_command
-from agent.workflows import run_project_tests
+from agent.checks import run_project_tests
 from tools.sandbox import SandboxPolicy, probe_bwrap
 
 BWRAP = probe_bwrap()

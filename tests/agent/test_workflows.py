@@ -13,7 +13,8 @@ import git
 import pytest
 
 from agent.config import Config
-from agent.workflows import new_project, run_verification
+from agent.checks import run_verification
+from agent.workflows import new_project
 
 pytestmark = pytest.mark.model
 

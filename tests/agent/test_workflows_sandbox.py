@@ -12,7 +12,8 @@ import git
 import pytest
 
 from agent.config import Config
-from agent.workflows import run_task, run_verification
+from agent.checks import run_verification
+from agent.workflows import run_task
 from tools.sandbox import probe_bwrap
 
 BWRAP = probe_bwrap()

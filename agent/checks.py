@@ -1,0 +1,100 @@
+"""What says a change is done: the project's tests, else the docstring examples of the functions the task
+gave as stubs (as the run found them: agent/examples.py), and, where those examples are the only check,
+asserts the model wrote from the task before the code (agent/spec_checks.py). `FinishGate` is what `finish`
+must pass; `run_verification` runs any such check under the run's sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent import examples, project, spec_checks
+from agent.config import Config
+from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, SPEC_CHECKS_FAIL, TIMED_OUT
+from tools.shell import run_command
+
+DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
+SPEC_REFUSALS = 1  # the asserts written before the code may be wrong too: they hold it up once
+
+
+class TestOutcome(BaseModel):
+    command: str
+    passed: bool
+    exit_code: int | None
+    output_tail: str
+
+
+class FinishGate:
+    """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
+    has none, when it must (a new project). A Python project without tests is checked against its docstring
+    examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times.
+    For stubs, the examples are the ones the run started with, so editing them does not pass; `checks` (set
+    by the workflow when it has the model write them) then refuse once more if the code fails them."""
+
+    def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
+        self.workspace, self.config, self.no_tests = workspace, config, no_tests
+        self.given = examples.collect(workspace) if no_tests is None else []
+        self.checks: list[str] = []
+        self.refusals = self.spec_refusals = 0
+
+    @property
+    def wants_checks(self) -> bool:
+        """Only the stubs' examples stand between the code and `finish`: asserts from the task would help."""
+        return bool(self.given) and project.test_command(self.workspace) is None
+
+    def __call__(self) -> str | None:
+        outcome = run_project_tests(self.workspace, self.config)
+        if outcome is not None:
+            return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
+        if self.no_tests is not None:
+            return self.no_tests
+        told, passed = self._examples()
+        return told or (self._spec_checks() if passed else None)
+
+    def _examples(self) -> tuple[str | None, bool]:
+        """The refusal, if any, and whether the examples passed."""
+        original = examples.command(self.given, self._python()) if self.given else None
+        command = original or project.doctest_command(self.workspace)
+        if command is None:
+            return None, True
+        if self.refusals >= DOCTEST_REFUSALS:
+            return None, False
+        outcome = run_verification(self.workspace, command, self.config)
+        if outcome.passed:
+            return None, True
+        self.refusals += 1
+        edited = examples.changed(self.given, self.workspace)
+        told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
+        return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else ""), False
+
+    def _spec_checks(self) -> str | None:
+        command = spec_checks.command(self.checks, self.given, self._python())
+        if command is None or self.spec_refusals >= SPEC_REFUSALS:
+            return None
+        outcome = run_verification(self.workspace, command, self.config)
+        if outcome.passed:
+            return None
+        self.spec_refusals += 1
+        return SPEC_CHECKS_FAIL.format(output=outcome.output_tail)
+
+    def _python(self) -> str:
+        return project.python_test_command(self.workspace).split()[0]
+
+
+def run_project_tests(workspace: Path, config: Config) -> TestOutcome | None:
+    """The project's tests with its own command (agent/project.py), or None when it has none."""
+    command = project.test_command(workspace)
+    return None if command is None else run_verification(workspace, command, config)
+
+
+def run_verification(workspace: Path, command: str, config: Config) -> TestOutcome:
+    """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
+    project's tests are code the model wrote: they run under the run's sandbox policy, like bash, with the
+    project's environment (its .venv first on PATH)."""
+    policy = project.command_policy(config.sandbox_policy(), workspace)
+    outcome = run_command(command, workspace, config.command_timeout, 4000, policy)
+    tail = "\n".join(outcome.output.strip().splitlines()[-15:])
+    if outcome.timed_out:  # else the model is told only that it failed (an endless loop shows no output)
+        tail = TIMED_OUT.format(seconds=config.command_timeout, output=tail).rstrip()
+    return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)

@@ -1,0 +1,69 @@
+"""Checks written from the task before any code: a second opinion where the docstring examples are the only one.
+
+A small model that fails an example often bends its code to that one example (`numbers[0] * numbers[1] *
+numbers[2] * numbers[3]` for a product, HumanEval/8), and the examples then pass. A few asserts the model
+wrote from the task alone, on other inputs, catch that: they were written apart from the code (CodeT's
+point: tests and code from separate samples check each other). They may be wrong too, so they refuse
+`finish` once, with their failures, and the model decides which side is wrong."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+
+from agent.examples import ModuleExamples
+
+MOST_CHECKS = 6
+ASSERT_LINE = re.compile(r"^\s*(assert .+?)\s*$", re.M)
+# Runs each assert (argv[1]: {"modules": [...], "asserts": [...]}) with the modules' names in scope, printing
+# each failure with what the call returned.
+RUNNER = r"""
+import ast, json, sys
+sys.path.insert(0, ".")
+spec = json.loads(sys.argv[1])
+names = {}
+for module in spec["modules"]:
+    names.update(vars(__import__(module, fromlist=["*"])))
+failed = 0
+for line in spec["asserts"]:
+    try:
+        exec(line, dict(names))
+    except AssertionError:
+        failed += 1
+        test, got = ast.parse(line).body[0].test, ""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            try:
+                got = f" (it returned {eval(compile(ast.Expression(test.left), 'check', 'eval'), dict(names))!r})"
+            except Exception:
+                pass
+        print(f"FAILED: {line}{got}")
+    except Exception as exc:
+        failed += 1
+        print(f"FAILED: {line} ({type(exc).__name__}: {exc})")
+print(f"{len(spec['asserts']) - failed} of {len(spec['asserts'])} checks pass")
+sys.exit(1 if failed else 0)
+"""
+
+
+def parse(reply: str) -> list[str]:
+    """The reply's assert statements (one per line, wherever they are written), those that compile."""
+    found: list[str] = []
+    for line in ASSERT_LINE.findall(reply):
+        try:
+            tree = ast.parse(line)
+        except (SyntaxError, ValueError):
+            continue
+        if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert) and line not in found:
+            found.append(line)
+    return found[:MOST_CHECKS]
+
+
+def command(asserts: list[str], modules: list[ModuleExamples], python: str = "python") -> str | None:
+    """One command running the asserts against the modules as they are now; None without asserts."""
+    if not asserts or not modules:
+        return None
+    names = [m.path.removesuffix(".py").replace("/", ".") for m in modules]
+    spec = json.dumps({"modules": names, "asserts": asserts})
+    return f"{python} -c {shlex.quote(RUNNER)} {shlex.quote(spec)}"
