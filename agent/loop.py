@@ -45,11 +45,12 @@ class RunStats(BaseModel):
     draft_n: int = 0  # tokens the engine drafted (speculative decoding) ...
     draft_accepted: int = 0  # ... and how many of them the model accepted
 
-    def add(self, t: Timings) -> None:
+    def add(self, t: Timings, step: bool = True) -> None:
+        """Count one completion; `step=False`: a request that is not a step of the loop (Agent.aside)."""
         if self.steps > 0:
             self.later_prompt_tokens += t.prompt_tokens
             self.later_cached_tokens += t.cached_prompt_tokens
-        self.steps += 1
+        self.steps += step
         self.prompt_tokens += t.prompt_tokens
         self.cached_prompt_tokens += t.cached_prompt_tokens
         self.completion_tokens += t.completion_tokens

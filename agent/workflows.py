@@ -21,7 +21,7 @@ from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
 from agent.texts import NEW_PROJECT_TASK, SPEC_CHECKS_REQUEST
-from inference.backend import ChatBackend, Message
+from inference.backend import ChatBackend, Message, Timings
 from tools.workspace import iter_files, relative
 
 
@@ -201,9 +201,10 @@ def run_agent(
                     extra_tools=mcp_tools,
                 )
 
+            aside = None
             if isinstance(verify, FinishGate) and verify.wants_checks and config.spec_checks and not history:
-                write_spec_checks(new_agent(1, 1), task, verify, note)
-                transcript.write("spec_checks", checks=verify.checks)
+                aside = write_spec_checks(new_agent(1, 1), task, verify, note)
+                transcript.write("spec_checks", checks=verify.checks, timings=aside.model_dump())
             result = run_attempts(
                 new_agent,
                 task,
@@ -214,6 +215,8 @@ def run_agent(
                 note=note,
                 history=history,
             )
+            if aside:
+                result.stats.add(aside, step=False)
             return result, path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None
@@ -221,13 +224,12 @@ def run_agent(
         transcript.close()
 
 
-def write_spec_checks(agent: Agent, task: str, gate: FinishGate, note: Callable[[str], None]) -> None:
+def write_spec_checks(agent: Agent, task: str, gate: FinishGate, note: Callable[[str], None]) -> Timings:
     """Have the model write asserts from the task before it writes code (agent/spec_checks.py)."""
     reply = agent.aside(task, SPEC_CHECKS_REQUEST)
     gate.checks = spec_checks.parse(reply.text)
-    note(
-        f"wrote {len(gate.checks)} checks from the task, apart from the code ({reply.timings.completion_tokens} tokens)"
-    )
+    note(f"wrote {len(gate.checks)} checks from the task, apart from the code ({reply.timings.completion_tokens} tok)")
+    return reply.timings
 
 
 def _result(
