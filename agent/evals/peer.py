@@ -38,6 +38,9 @@ def run_peer(command: str, task: EvalTask, work: Path, config: Config) -> Workfl
     policy = policy.model_copy(update={"network": True, "env": {**policy.env, **env}})
     outcome = run_command(command, work, PEER_TIMEOUT, 20_000, policy)
     report = _last_json(outcome.output)
+    if not report:  # it did not get to the end: say why, from its own last words
+        tail = " | ".join(outcome.output.strip().splitlines()[-3:]) or "no output"
+        raise UserError(f"the peer agent (exit {outcome.exit_code}) printed no result line: {tail[-300:]}")
     status = str(report.get("status") or ("finished" if outcome.exit_code == 0 else f"exit {outcome.exit_code}"))
     stats = RunStats(steps=int(report.get("steps") or 0))
     commit = gitrepo.commit_all(gitrepo.open_repo(work), "peer agent")

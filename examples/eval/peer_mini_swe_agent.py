@@ -2,6 +2,7 @@
 
 Install it in its own environment, not as a dependency of ours:
     python3 -m venv ~/peer && ~/peer/bin/pip install mini-swe-agent
+(in your home folder: the sandbox gives each task its own /tmp, where a venv would not be seen)
 Then, with a llama-server running (e.g. `agent serve --profile qwen-cpu --background`):
     agent eval run humaneval-40 --mode command --endpoint http://127.0.0.1:PORT/v1 \\
         --agent-command "~/peer/bin/python examples/eval/peer_mini_swe_agent.py"

@@ -142,6 +142,15 @@ def test_a_peer_agent_runs_in_the_task_folder_under_the_sandbox_and_gets_the_sam
     assert not outside.exists(), "the peer runs under the sandbox: no writes outside its folder"
 
 
+def test_a_peer_that_dies_without_its_result_line_is_an_error_saying_why(tmp_path):
+    """A venv under /tmp is not seen inside the sandbox (its own /tmp): the record must say what the peer said."""
+    config = CONFIG.model_copy(update={"endpoint": "http://127.0.0.1:9/v1"})
+    peer = "echo starting; echo 'No such file or directory: /tmp/peer/bin/python' >&2; exit 127"
+    (record,) = run_suite(median_task(), [1], config, None, tmp_path / "out", mode="command", agent_command=peer)
+    assert record.status == "error" and not record.passed
+    assert record.error and "exit 127" in record.error and "/tmp/peer/bin/python" in record.error
+
+
 def test_ctrl_c_keeps_the_results_and_says_how_to_go_on(tmp_path, monkeypatch):
     import agent.evals.runner as runner
 
