@@ -26,6 +26,27 @@ MIN_STEPS = 6  # an attempt gets at least this many steps: fewer attempts when m
 VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionError|assertion)\b)", re.I)
 
 
+class Candidates:
+    """Verified attempts kept to choose from, by how many of the checks written from the task each passes
+    (agent/spec_checks.py): an attempt that passes them all is taken at once; otherwise a fresh attempt is
+    made and the best one is the result (the earliest of equals)."""
+
+    def __init__(self, workspace: Path, score: Callable[[], tuple[int, int] | None]):
+        self.workspace, self.score = workspace, score
+        self.kept: list[tuple[int, int, RunResult, Callable[[], None]]] = []  # passed, attempt, result, put back
+
+    def take(self, result: RunResult, attempt: int) -> bool:
+        """Whether this verified attempt is the result; if not, it is kept (its files remembered)."""
+        score = self.score()
+        if score is None or score[0] == score[1]:
+            return True
+        self.kept.append((score[0], attempt, result, snapshot_restorer(self.workspace)))
+        return False
+
+    def best(self) -> tuple[int, int, RunResult, Callable[[], None]]:
+        return max(self.kept, key=lambda kept: (kept[0], -kept[1]))
+
+
 def run_attempts(
     new_agent: Callable[[int, int], Agent],
     task: str,
@@ -36,10 +57,12 @@ def run_attempts(
     verify: Callable[[], str | None] | None,
     note: Callable[[str], None] = lambda text: None,
     history: list[Message] | None = None,
+    candidates: Candidates | None = None,
 ) -> RunResult:
     """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps, attempt)` builds
-    one attempt's agent (its own sampling seed: the same seed and a fresh context would repeat the attempt), `restore()` puts the workspace back as the task found it. A resumed conversation
-    (`history`) goes on as one attempt with all the steps."""
+    one attempt's agent (its own sampling seed: the same seed and a fresh context would repeat the attempt),
+    `restore()` puts the workspace back as the task found it; `candidates`: verified attempts may be compared
+    (see Candidates). A resumed conversation (`history`) goes on as one attempt with all the steps."""
     attempts = min(attempts, max(1, max_steps // MIN_STEPS))
     if history or attempts <= 1:
         return new_agent(max_steps, 1).run(task, history)
@@ -51,7 +74,16 @@ def run_attempts(
         result = agent.run(f"{task}\n\n{RETRY_NOTE.format(why=why)}" if why else task)
         _add(stats, result.stats)
         spent += result.stats.steps
-        if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
+        last = number == attempts or spent >= max_steps
+        if result.status == "finished" and candidates and not candidates.take(result, number) and not last:
+            passed = candidates.kept[-1][0]
+            note(f"attempt {number} passes {passed} of its checks from the task; trying a fresh attempt to compare")
+            if agent.transcript:
+                agent.transcript.write("restart", attempt=number + 1, why=f"compare: {passed} checks pass")
+            why = ""  # an independent sample: nothing it could bend to
+            restore()
+            continue
+        if result.status in ("finished", "error") or last:
             break
         why = failure(result, verify() if verify else None)
         note(
@@ -61,6 +93,10 @@ def run_attempts(
         if agent.transcript:
             agent.transcript.write("restart", attempt=number + 1, why=why)
         restore()
+    if candidates and candidates.kept and not (result.status == "finished" and candidates.kept[-1][2] is not result):
+        passed, number, result, put_back = candidates.best()
+        put_back()
+        note(f"attempt {number} is the result: it passes {passed} of the checks from the task, the most")
     return result.model_copy(
         update={
             "stats": stats,

@@ -1,7 +1,7 @@
 """What says a change is done: the project's tests, else the docstring examples of the functions the task
-gave as stubs (as the run found them: agent/examples.py), and, where those examples are the only check,
-asserts the model wrote from the task before the code (agent/spec_checks.py). `FinishGate` is what `finish`
-must pass; `run_verification` runs any such check under the run's sandbox."""
+gave as stubs (as the run found them: agent/examples.py); where those examples are the only check, asserts
+the model wrote from the task before the code (agent/spec_checks.py) choose between attempts. `FinishGate`
+is what `finish` must pass; `run_verification` runs any such check under the run's sandbox."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from pydantic import BaseModel
 
 from agent import examples, project, spec_checks
 from agent.config import Config
-from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, SPEC_CHECKS_FAIL, TIMED_OUT
+from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, TIMED_OUT
 from tools.shell import run_command
 
 DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
-SPEC_REFUSALS = 1  # the asserts written before the code may be wrong too: they hold it up once
 
 
 class TestOutcome(BaseModel):
@@ -29,14 +28,14 @@ class FinishGate:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
     has none, when it must (a new project). A Python project without tests is checked against its docstring
     examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times.
-    For stubs, the examples are the ones the run started with, so editing them does not pass; `checks` (set
-    by the workflow when it has the model write them) then refuse once more if the code fails them."""
+    For stubs, the examples are the ones the run started with, so editing them does not pass. `checks` (set
+    by the workflow when it has the model write them) do not refuse anything: see `score`."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
         self.given = examples.collect(workspace) if no_tests is None else []
         self.checks: list[str] = []
-        self.refusals = self.spec_refusals = 0
+        self.refusals = 0
 
     @property
     def wants_checks(self) -> bool:
@@ -49,34 +48,30 @@ class FinishGate:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
-        told, passed = self._examples()
-        return told or (self._spec_checks() if passed else None)
+        return self._examples()
 
-    def _examples(self) -> tuple[str | None, bool]:
-        """The refusal, if any, and whether the examples passed."""
+    def _examples(self) -> str | None:
         original = examples.command(self.given, self._python()) if self.given else None
         command = original or project.doctest_command(self.workspace)
-        if command is None:
-            return None, True
-        if self.refusals >= DOCTEST_REFUSALS:
-            return None, False
+        if command is None or self.refusals >= DOCTEST_REFUSALS:
+            return None
         outcome = run_verification(self.workspace, command, self.config)
         if outcome.passed:
-            return None, True
+            return None
         self.refusals += 1
         edited = examples.changed(self.given, self.workspace)
         told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
-        return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else ""), False
+        return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")
 
-    def _spec_checks(self) -> str | None:
+    def score(self) -> tuple[int, int] | None:
+        """How many of the checks written from the task the code passes now, of how many; None without any.
+        They are never shown to the model (a wrong one would bend right code): they choose between verified
+        attempts (agent/attempts.py)."""
         command = spec_checks.command(self.checks, self.given, self._python())
-        if command is None or self.spec_refusals >= SPEC_REFUSALS:
+        if command is None:
             return None
         outcome = run_verification(self.workspace, command, self.config)
-        if outcome.passed:
-            return None
-        self.spec_refusals += 1
-        return SPEC_CHECKS_FAIL.format(output=outcome.output_tail)
+        return spec_checks.passed(outcome.output_tail, len(self.checks)), len(self.checks)
 
     def _python(self) -> str:
         return project.python_test_command(self.workspace).split()[0]

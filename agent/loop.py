@@ -132,7 +132,7 @@ class Agent:
             Message(role="user", content=task_message(task, files, shown)),
         ]
 
-    def aside(self, task: str, question: str, max_tokens: int = 400) -> Completion:
+    def aside(self, task: str, question: str, max_tokens: int = 300) -> Completion:
         """One reply to `question`, asked after the task's first message but outside the conversation: it
         shares the prompt the run starts with (the engine's cache keeps it) and leaves no trace in the run."""
         system, first = self._first_messages(task)

@@ -3,8 +3,11 @@
 A small model that fails an example often bends its code to that one example (`numbers[0] * numbers[1] *
 numbers[2] * numbers[3]` for a product, HumanEval/8), and the examples then pass. A few asserts the model
 wrote from the task alone, on other inputs, catch that: they were written apart from the code (CodeT's
-point: tests and code from separate samples check each other). They may be wrong too, so they refuse
-`finish` once, with their failures, and the model decides which side is wrong."""
+point: tests and code from separate samples check each other). They are often wrong too (the 1.5B model
+gets hand-computed expected values wrong), and shown to the model a wrong one made it bend right code or
+edit asserts that are in no file (HumanEval/0: 20 steps instead of 2), so they are never shown: a verified
+attempt that fails some is kept, a fresh attempt is made, and the one that passes most is the result
+(agent/attempts.py)."""
 
 from __future__ import annotations
 
@@ -58,6 +61,12 @@ def parse(reply: str) -> list[str]:
         if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert) and line not in found:
             found.append(line)
     return found[:MOST_CHECKS]
+
+
+def passed(output: str, total: int) -> int:
+    """How many checks passed, from the runner's last line (0 when it never got there: the code did not load)."""
+    found = re.findall(r"^(\d+) of \d+ checks pass$", output, re.M)
+    return int(found[-1]) if found else 0
 
 
 def command(asserts: list[str], modules: list[ModuleExamples], python: str = "python") -> str | None:

@@ -26,17 +26,12 @@ then call finish."""
 CHECK_FAILS = "`{command}` fails:\n{output}"
 # ... while a project without tests fails the docstring examples the run started with (agent/examples.py) ...
 EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
-# ... asks for asserts written from the task before the code (agent/spec_checks.py), and tells when they fail ...
+# ... asks for asserts written from the task before the code (agent/spec_checks.py) ...
 SPEC_CHECKS_REQUEST = """\
 Before any code is written: write up to 6 Python assert statements that check what the task asks, one per
 line, each calling the function as the task names it, e.g. `assert name(arguments) == expected`. Work out
 each expected value by hand from the task and the docstring, step by step; use inputs other than the
 docstring's examples, and the edge cases the task states. Reply with the assert lines only, no tool call."""
-SPEC_CHECKS_FAIL = """\
-Checks you wrote from the task before the code (apart from it) fail:
-{output}
-If the code is wrong, fix it for every input, not for these alone. If a check is wrong (work its expected
-value out by hand), the code may stay: call finish again."""
 # ... a check that ran past its time (an endless loop, often) ...
 TIMED_OUT = "(it did not end within {seconds:.0f} s and was stopped: look for a loop that never ends)\n{output}"
 # ... and when those examples were edited.

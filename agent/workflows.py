@@ -15,7 +15,7 @@ from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
-from agent.attempts import run_attempts, snapshot_restorer
+from agent.attempts import Candidates, run_attempts, snapshot_restorer
 from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
@@ -214,6 +214,7 @@ def run_agent(
                 verify=verify or (lambda: None),
                 note=note,
                 history=history,
+                candidates=Candidates(workspace, verify.score) if aside and isinstance(verify, FinishGate) else None,
             )
             if aside:
                 result.stats.add(aside, step=False)

@@ -1,12 +1,15 @@
 """Asserts written from the task before the code (agent/spec_checks.py): parsed from what a small model
-writes, run by real Python against real files, and through a run with a scripted model (the loop logic;
-whether they raise the real model's pass rate is `agent eval`'s question, docs/eval.md)."""
+writes, run by real Python against real files, and choosing between attempts in a run with a scripted model
+(the loop logic; whether they raise the real model's pass rate is `agent eval`'s question, docs/eval.md)."""
 
 from __future__ import annotations
 
 import subprocess
 
-from agent import examples, spec_checks
+import git
+import pytest
+
+from agent import attempts, examples, spec_checks
 from agent.config import Config
 from agent.workflows import run_task
 from tests.agent.test_checkpoints import make_repo
@@ -49,10 +52,10 @@ def test_the_asserts_run_against_the_code_and_say_what_it_returned(tmp_path):
     failing = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert failing.returncode == 1
     assert "FAILED: assert sum_product([1, 1, 1]) == (3, 1) (IndexError: list index out of range)" in failing.stdout
-    assert "0 of 3 checks pass" in failing.stdout
+    assert "0 of 3 checks pass" in failing.stdout and spec_checks.passed(failing.stdout, 3) == 0
     (tmp_path / "solution.py").write_text(STUB.replace("raise NotImplementedError", RIGHT))
     passing = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert passing.returncode == 0 and "3 of 3 checks pass" in passing.stdout
+    assert passing.returncode == 0 and spec_checks.passed(passing.stdout, 3) == 3
 
 
 def write(body: str) -> str:
@@ -60,31 +63,36 @@ def write(body: str) -> str:
     return f"<write_file>\n<path>solution.py</path>\n<content>\n{text}</content>\n</write_file>\n<finish><summary>done</summary></finish>"
 
 
-def test_code_fitted_to_the_examples_is_refused_once_by_the_asserts_then_fixed(scripted, tmp_path):
+@pytest.fixture(autouse=True)
+def short_attempts(monkeypatch):
+    monkeypatch.setattr(attempts, "MIN_STEPS", 2)
+
+
+def test_code_fitted_to_the_examples_loses_to_a_fresh_attempt_that_passes_the_asserts(scripted, tmp_path):
     make_repo(tmp_path / "r", {"solution.py": STUB})
     backend = scripted([CHECKS, write(OVERFIT), write(RIGHT)])
-    result = run_task(tmp_path / "r", "Implement sum_product", Config(max_steps=4, attempts=1), backend=backend)
-    assert result.run.status == "finished" and result.run.stats.steps == 2
-    aside, first_step = backend.calls[0]["messages"], backend.calls[1]["messages"]
+    config = Config(max_steps=6, attempts=3)
+    result = run_task(tmp_path / "r", "Implement sum_product", config, backend=backend)
+    assert result.run.status == "finished" and "attempt 2 of 3" in result.run.summary
+    aside, first_step, second = (backend.calls[i]["messages"] for i in range(3))
     assert aside[0] == first_step[0] and aside[1].content.startswith(first_step[1].content), "the cached prefix"
     assert "assert statements" in aside[1].content and len(first_step) == 2, "the question leaves no trace"
-    refusal = backend.calls[2]["messages"][-1].content
-    assert "Checks you wrote from the task before the code" in refusal and "IndexError" in refusal
+    assert len(second) == 2 and second[1].content == first_step[1].content, "a fresh, independent attempt"
+    assert not any("(3, 1)" in m.content for call in backend.calls[1:] for m in call["messages"]), "never shown"
     assert "product *= n" in (tmp_path / "r" / "solution.py").read_text()
+    assert result.tests is None and result.run.stats.steps == 2
 
 
-def test_a_wrong_assert_holds_up_finish_only_once(scripted, tmp_path):
+def test_when_every_attempt_fails_a_wrong_assert_the_first_verified_one_is_put_back(scripted, tmp_path):
     make_repo(tmp_path / "r", {"solution.py": STUB})
-    backend = scripted(
-        [
-            "assert sum_product([2, 2]) == (4, 5)",
-            write(RIGHT),
-            "<finish><summary>the check was wrong</summary></finish>",
-        ]
-    )
-    result = run_task(tmp_path / "r", "Implement sum_product", Config(max_steps=4, attempts=1), backend=backend)
-    assert result.run.status == "finished" and result.run.stats.steps == 2
-    assert "(it returned (4, 4))" in backend.calls[2]["messages"][-1].content
+    other = "import math\n    return sum(numbers), math.prod(numbers)"
+    wrong = "assert sum_product([2, 2]) == (4, 5)"
+    backend = scripted([wrong, write(RIGHT), write(other), "<bash><command>ls</command></bash>", "ls"])
+    result = run_task(tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3), backend=backend)
+    assert result.run.status == "finished" and "attempt 1 of 3" in result.run.summary
+    assert "product *= n" in (tmp_path / "r" / "solution.py").read_text()
+    committed = git.Repo(tmp_path / "r").head.commit.tree["solution.py"].data_stream.read().decode()
+    assert "product *= n" in committed, "the chosen attempt is what the run commits"
 
 
 def test_no_asserts_are_asked_for_where_the_project_has_tests_or_when_turned_off(scripted, tmp_path):
