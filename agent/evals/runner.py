@@ -204,5 +204,6 @@ def _record(
         draft_accepted=stats.draft_accepted,
         wall_seconds=wall,
         check_tail=tail if not passed else "",
+        error=result.run.summary if result.run.status == "error" else None,  # e.g. a peer's own end: LimitsExceeded
         transcript=result.transcript,
     )
