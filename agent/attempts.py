@@ -12,15 +12,17 @@ import math
 import re
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from agent.texts import RETRY_CHECK_FAILED, RETRY_NOTE, RETRY_UNFINISHED
 from agent.loop import Agent, RunResult, RunStats
+from agent.spec_checks import Score
 from inference.backend import Message
 from tools.workspace import iter_files, relative
 
 OUTPUT_LINES = 6  # of the failing check's output, in the note
 MIN_STEPS = 6  # an attempt gets at least this many steps: fewer attempts when max_steps is small
+COMPARE_STEPS = 5  # an attempt made only to compare with a verified one (Candidates) gets at most these
 # The lines of a test run's output that say what failed (pytest's `E ...` and `FAILED ...`, node's and cargo's
 # assertion lines), without the code around them: the note must not hand the next attempt the old code.
 VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionError|assertion)\b)", re.I)
@@ -28,23 +30,32 @@ VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionE
 
 class Candidates:
     """Verified attempts kept to choose from, by how many of the checks written from the task each passes
-    (agent/spec_checks.py): an attempt that passes them all is taken at once; otherwise a fresh attempt is
-    made and the best one is the result (the earliest of equals)."""
+    (agent/spec_checks.py): an attempt that passes them all is taken at once, and so is one that fails the
+    same checks with the same results as an earlier one (two independent samples agreeing: the checks are
+    the likelier to be wrong); otherwise a fresh attempt is made and the best one is the result (the
+    earliest of equals)."""
 
-    def __init__(self, workspace: Path, score: Callable[[], tuple[int, int] | None]):
+    def __init__(self, workspace: Path, score: Callable[[], Score | None]):
         self.workspace, self.score = workspace, score
-        self.kept: list[tuple[int, int, RunResult, Callable[[], None]]] = []  # passed, attempt, result, put back
+        self.kept: list[Kept] = []
 
     def take(self, result: RunResult, attempt: int) -> bool:
         """Whether this verified attempt is the result; if not, it is kept (its files remembered)."""
         score = self.score()
-        if score is None or score[0] == score[1]:
+        if score is None or score.perfect or any(k.score == score for k in self.kept):
             return True
-        self.kept.append((score[0], attempt, result, snapshot_restorer(self.workspace)))
+        self.kept.append(Kept(score, attempt, result, snapshot_restorer(self.workspace)))
         return False
 
-    def best(self) -> tuple[int, int, RunResult, Callable[[], None]]:
-        return max(self.kept, key=lambda kept: (kept[0], -kept[1]))
+    def best(self) -> Kept:
+        return max(self.kept, key=lambda kept: (kept.score.passed, -kept.attempt))
+
+
+class Kept(NamedTuple):
+    score: Score
+    attempt: int
+    result: RunResult
+    put_back: Callable[[], None]
 
 
 def run_attempts(
@@ -70,13 +81,15 @@ def run_attempts(
     share, why = math.ceil(max_steps / attempts), ""
     for number in range(1, attempts + 1):
         steps = max_steps - spent if number == attempts else min(share, max_steps - spent)
+        if candidates and candidates.kept:  # only to compare with a verified one: a short try
+            steps = min(steps, COMPARE_STEPS)
         agent = new_agent(steps, number)
         result = agent.run(f"{task}\n\n{RETRY_NOTE.format(why=why)}" if why else task)
         _add(stats, result.stats)
         spent += result.stats.steps
         last = number == attempts or spent >= max_steps
         if result.status == "finished" and candidates and not candidates.take(result, number) and not last:
-            passed = candidates.kept[-1][0]
+            passed = candidates.kept[-1].score.passed
             note(f"attempt {number} passes {passed} of its checks from the task; trying a fresh attempt to compare")
             if agent.transcript:
                 agent.transcript.write("restart", attempt=number + 1, why=f"compare: {passed} checks pass")
@@ -93,10 +106,15 @@ def run_attempts(
         if agent.transcript:
             agent.transcript.write("restart", attempt=number + 1, why=why)
         restore()
-    if candidates and candidates.kept and not (result.status == "finished" and candidates.kept[-1][2] is not result):
-        passed, number, result, put_back = candidates.best()
-        put_back()
-        note(f"attempt {number} is the result: it passes {passed} of the checks from the task, the most")
+    if (
+        candidates
+        and candidates.kept
+        and not (result.status == "finished" and candidates.kept[-1].result is not result)
+    ):
+        best = candidates.best()
+        best.put_back()
+        number, result = best.attempt, best.result
+        note(f"attempt {number} is the result: it passes {best.score.passed} of the checks from the task, the most")
     return result.model_copy(
         update={
             "stats": stats,

@@ -63,7 +63,7 @@ class FinishGate:
         told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
         return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")
 
-    def score(self) -> tuple[int, int] | None:
+    def score(self) -> spec_checks.Score | None:
         """How many of the checks written from the task the code passes now, of how many; None without any.
         They are never shown to the model (a wrong one would bend right code): they choose between verified
         attempts (agent/attempts.py)."""
@@ -71,7 +71,7 @@ class FinishGate:
         if command is None:
             return None
         outcome = run_verification(self.workspace, command, self.config)
-        return spec_checks.passed(outcome.output_tail, len(self.checks)), len(self.checks)
+        return spec_checks.score(outcome.output_tail, len(self.checks))
 
     def _python(self) -> str:
         return project.python_test_command(self.workspace).split()[0]

@@ -15,6 +15,7 @@ import ast
 import json
 import re
 import shlex
+from typing import NamedTuple
 
 from agent.examples import ModuleExamples
 
@@ -63,10 +64,22 @@ def parse(reply: str) -> list[str]:
     return found[:MOST_CHECKS]
 
 
-def passed(output: str, total: int) -> int:
-    """How many checks passed, from the runner's last line (0 when it never got there: the code did not load)."""
+class Score(NamedTuple):
+    passed: int
+    total: int
+    failures: tuple[str, ...]  # each failing check with what the call returned: how the code behaves
+
+    @property
+    def perfect(self) -> bool:
+        return self.passed == self.total
+
+
+def score(output: str, total: int) -> Score:
+    """What the runner's output says: how many passed (0 when it never got to the end: the code did not
+    load, or ran past its time) and the failures."""
     found = re.findall(r"^(\d+) of \d+ checks pass$", output, re.M)
-    return int(found[-1]) if found else 0
+    failures = tuple(line for line in output.splitlines() if line.startswith("FAILED: "))
+    return Score(int(found[-1]) if found else 0, total, failures if found else ("(did not run to the end)",))
 
 
 def command(asserts: list[str], modules: list[ModuleExamples], python: str = "python") -> str | None:
