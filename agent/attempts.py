@@ -48,7 +48,7 @@ class Candidates:
         return False
 
     def best(self) -> Kept:
-        return max(self.kept, key=lambda kept: (kept.score.passed, -kept.attempt))
+        return max(self.kept, key=lambda kept: (kept.score.examples_pass, kept.score.passed, -kept.attempt))
 
 
 class Kept(NamedTuple):

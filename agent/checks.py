@@ -37,6 +37,10 @@ class FinishGate:
         self.checks: list[str] = []
         self.refusals = 0
 
+    def new_attempt(self) -> None:
+        """A fresh attempt starts from the task's own files: the examples may refuse it as often again."""
+        self.refusals = 0
+
     @property
     def wants_checks(self) -> bool:
         """Only the stubs' examples stand between the code and `finish`: asserts from the task would help."""
@@ -64,14 +68,17 @@ class FinishGate:
         return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")
 
     def score(self) -> spec_checks.Score | None:
-        """How many of the checks written from the task the code passes now, of how many; None without any.
-        They are never shown to the model (a wrong one would bend right code): they choose between verified
-        attempts (agent/attempts.py)."""
+        """How the code does now on the checks written from the task, and on the stubs' examples (a finish the
+        examples let through after DOCTEST_REFUSALS ranks below any that passes them); None without checks.
+        The checks are never shown to the model (a wrong one would bend right code): they choose between
+        verified attempts (agent/attempts.py)."""
         command = spec_checks.command(self.checks, self.given, self._python())
         if command is None:
             return None
         outcome = run_verification(self.workspace, command, self.config)
-        return spec_checks.score(outcome.output_tail, len(self.checks))
+        given = examples.command(self.given, self._python())
+        examples_pass = given is None or run_verification(self.workspace, given, self.config).passed
+        return spec_checks.score(outcome.output_tail, len(self.checks), examples_pass)
 
     def _python(self) -> str:
         return project.python_test_command(self.workspace).split()[0]

@@ -65,21 +65,23 @@ def parse(reply: str) -> list[str]:
 
 
 class Score(NamedTuple):
+    examples_pass: bool  # the stubs' docstring examples too: a finish let through failing them ranks last
     passed: int
     total: int
     failures: tuple[str, ...]  # each failing check with what the call returned: how the code behaves
 
     @property
     def perfect(self) -> bool:
-        return self.passed == self.total
+        return self.examples_pass and self.passed == self.total
 
 
-def score(output: str, total: int) -> Score:
+def score(output: str, total: int, examples_pass: bool = True) -> Score:
     """What the runner's output says: how many passed (0 when it never got to the end: the code did not
     load, or ran past its time) and the failures."""
     found = re.findall(r"^(\d+) of \d+ checks pass$", output, re.M)
     failures = tuple(line for line in output.splitlines() if line.startswith("FAILED: "))
-    return Score(int(found[-1]) if found else 0, total, failures if found else ("(did not run to the end)",))
+    failures = failures if found else ("(did not run to the end)",)
+    return Score(examples_pass, int(found[-1]) if found else 0, total, failures)
 
 
 def command(asserts: list[str], modules: list[ModuleExamples], python: str = "python") -> str | None:

@@ -190,6 +190,8 @@ def run_agent(
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
 
             def new_agent(steps: int, attempt: int) -> Agent:
+                if attempt > 1 and isinstance(verify, FinishGate):
+                    verify.new_attempt()
                 seed = None if config.seed is None else config.seed + 1000 * (attempt - 1)
                 return build_agent(
                     config.model_copy(update={"max_steps": steps, "seed": seed}),

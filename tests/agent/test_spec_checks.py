@@ -125,3 +125,21 @@ def test_no_asserts_are_asked_for_where_the_project_has_tests_or_when_turned_off
     config = Config(max_steps=2, attempts=1, spec_checks=False)
     assert run_task(tmp_path / "o", "Implement it", config, backend=backend).run.status == "finished"
     assert len(backend.calls) == 1
+
+
+def test_each_attempt_may_be_refused_by_the_examples_again_and_a_finish_let_through_ranks_last(tmp_path):
+    from agent.checks import DOCTEST_REFUSALS, FinishGate
+
+    make_repo(tmp_path / "r", {"solution.py": STUB})
+    gate = FinishGate(tmp_path / "r", Config())
+    gate.checks = spec_checks.parse(CHECKS)
+    (tmp_path / "r" / "solution.py").write_text(STUB.replace("raise NotImplementedError", "return 0, 1"))
+    answers = [gate() for _ in range(DOCTEST_REFUSALS + 1)]
+    assert all(answers[:-1]) and answers[-1] is None, "the examples refuse only so often ..."
+    gate.new_attempt()
+    assert gate(), "... in each attempt"
+    low = gate.score()
+    assert low and not low.examples_pass and not low.perfect
+    (tmp_path / "r" / "solution.py").write_text(STUB.replace("raise NotImplementedError", RIGHT))
+    high = gate.score()
+    assert high and high.perfect and high > low
