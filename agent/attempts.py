@@ -78,7 +78,7 @@ def run_attempts(
     if history or attempts <= 1:
         return new_agent(max_steps, 1).run(task, history)
     started, stats, spent = time.monotonic(), RunStats(), 0
-    share, why = math.ceil(max_steps / attempts), ""
+    share, why, compared = math.ceil(max_steps / attempts), "", False
     for number in range(1, attempts + 1):
         steps = max_steps - spent if number == attempts else min(share, max_steps - spent)
         if candidates and candidates.kept:  # only to compare with a verified one: a short try
@@ -88,7 +88,9 @@ def run_attempts(
         _add(stats, result.stats)
         spent += result.stats.steps
         last = number == attempts or spent >= max_steps
-        if result.status == "finished" and candidates and not candidates.take(result, number) and not last:
+        compared = result.status == "finished" and candidates is not None and not candidates.take(result, number)
+        if compared and not last:
+            assert candidates is not None
             passed = candidates.kept[-1].score.passed
             note(f"attempt {number} passes {passed} of its checks from the task; trying a fresh attempt to compare")
             if agent.transcript:
@@ -106,11 +108,7 @@ def run_attempts(
         if agent.transcript:
             agent.transcript.write("restart", attempt=number + 1, why=why)
         restore()
-    if (
-        candidates
-        and candidates.kept
-        and not (result.status == "finished" and candidates.kept[-1].result is not result)
-    ):
+    if candidates and candidates.kept and (compared or result.status != "finished"):  # the last was not taken
         best = candidates.best()
         best.put_back()
         number, result = best.attempt, best.result
