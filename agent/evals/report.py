@@ -113,15 +113,21 @@ def chart(summaries: list[EvalSummary], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [s.label for s in summaries]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 2.5 * len(labels)), 4))
-    left.bar(labels, [100 * s.pass_rate for s in summaries], color="tab:green")
-    left.set_ylim(0, 100)
+    labels = [s.label.replace(": ", ":\n").replace(" · ", "\n") for s in summaries]  # one part per line
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 3 * len(labels)), 4.5))
+    passed = left.bar(labels, [100 * s.pass_rate for s in summaries], color="tab:green")
+    left.bar_label(passed, labels=[f"{s.passed}/{s.runs}" for s in summaries], fontsize=8)
+    left.set_ylim(0, 105)
     left.set_ylabel("pass rate (%)")
-    right.bar(labels, [s.wall_per_solved or 0 for s in summaries], color="tab:blue")
+    wall = right.bar(labels, [s.wall_per_solved or 0 for s in summaries], color="tab:blue")
+    right.bar_label(
+        wall,
+        labels=[f"{s.wall_per_solved:.0f} s" if s.wall_per_solved else "none solved" for s in summaries],
+        fontsize=8,
+    )
     right.set_ylabel("wall seconds per solved task")
     for axis in (left, right):
-        axis.tick_params(axis="x", labelrotation=15, labelsize=8)
+        axis.tick_params(axis="x", labelsize=7)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
