@@ -7,7 +7,8 @@ point: tests and code from separate samples check each other). They are often wr
 gets hand-computed expected values wrong), and shown to the model a wrong one made it bend right code or
 edit asserts that are in no file (HumanEval/0: 20 steps instead of 2), so they are never shown: a verified
 attempt that fails some is kept, a fresh attempt is made, and the one that passes most is the result
-(agent/attempts.py)."""
+(agent/attempts.py). Off by default (`spec_checks`): with the 1.5B model on HumanEval they cost 50% more
+wall time for no gain (docs/eval.md); a stronger model writes better checks."""
 
 from __future__ import annotations
 
