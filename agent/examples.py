@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from tools.workspace import iter_files, relative
 
 MOST_FILES = 20
+MOST_SCANNED = 2_000  # files looked at, at every run's start: a big repository must not slow it down
 MOST_BYTES = 200_000
 MOST_ARGUMENT = 100_000  # the examples travel as one command-line argument (Linux caps one at 128 KiB)
 # Runs the examples given as its one argument, as doctest would from the module's docstrings.
@@ -40,12 +41,13 @@ class ModuleExamples(BaseModel):
 def collect(workspace: Path) -> list[ModuleExamples]:
     """The stubs' docstrings with examples in the project's Python files (the first MOST_FILES with some)."""
     found: list[ModuleExamples] = []
-    for path in iter_files(workspace, workspace):
-        if len(found) >= MOST_FILES:
+    for number, path in enumerate(iter_files(workspace, workspace)):
+        if len(found) >= MOST_FILES or number >= MOST_SCANNED:
             break
         if path.suffix != ".py" or path.is_symlink() or not path.is_file() or path.stat().st_size > MOST_BYTES:
             continue
-        docstrings = _docstrings_with_examples(path.read_text(errors="replace"))
+        text = path.read_text(errors="replace")
+        docstrings = _docstrings_with_examples(text) if ">>>" in text else []  # parse only what may have some
         if docstrings:
             found.append(ModuleExamples(path=relative(workspace, path), docstrings=docstrings))
     return found
