@@ -3,11 +3,25 @@ missing here, the fixture fetches it, and fails (never skips) when that is impos
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from inference.backend import CUT, Completion, Message, Sampling, Timings
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests commit with plain git too: where git has no identity (a fresh HOME), they get one of their own,
+    as a global config file (the agent's own commits set theirs and are not affected)."""
+    found = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True, check=False)
+    if found.stdout.strip():
+        return
+    path = Path(tempfile.mkdtemp(prefix="dflash-tests-git-")) / "gitconfig"
+    path.write_text("[user]\n\tname = dflash-agent tests\n\temail = tests@dflash-agent.invalid\n")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(path)
 
 
 # Fixtures that fetch the real model or compile llama-server: a test using one (directly or through another
