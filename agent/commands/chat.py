@@ -27,6 +27,7 @@ def chat(
 ) -> None:
     """Talk with the agent in a repository: replies stream, changes are committed on the session's branch
     (/undo takes one back), follow-ups continue the conversation. /help lists the slash commands."""
+    import signal
     import sys
 
     from rich.console import Console
@@ -49,6 +50,8 @@ def chat(
         warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True),
     )
     console = Console(highlight=False)
+    if sys.stdin.isatty():  # Ctrl-C stops a reply: also when started by a parent that ignores it (nohup, `cmd &`)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     with open_chat(repo, config, ChatDisplay(console, repo.expanduser().resolve()), path) as session:
         repl(session, _terminal_reader() if sys.stdin.isatty() else _line_reader(), console)
     if session.git:

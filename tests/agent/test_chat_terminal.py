@@ -96,14 +96,7 @@ def test_a_terminal_session_with_a_scripted_model(repo, tmp_path):
     child.sendline("think slowly")
     child.expect("very very")
     child.sendcontrol("c")
-    if child.expect(["stopped \\(Ctrl-C\\)", "2 turns"]) == 1:
-        # Seen once in a whole-suite run (not alone, not under load): the ^C was echoed and the reply went on
-        # to its end. A second Ctrl-C must work; the first one's miss is still unexplained.
-        child.expect(PROMPT)
-        child.sendline("think slowly")
-        child.expect("very very")
-        child.sendcontrol("c")
-        child.expect("stopped \\(Ctrl-C\\)")
+    child.expect("stopped \\(Ctrl-C\\)")
     child.expect(PROMPT)
     child.sendline("/exit")
     child.expect("continue with: agent chat --resume")
