@@ -9,11 +9,11 @@ from pathlib import Path
 
 import git
 from rich.console import Console
-from rich.status import Status
 from rich.syntax import Syntax
 
 from agent import repo as gitrepo
 from agent.plain import plain, visible
+from agent.status_line import StatusLine, reading
 from agent.toolcalls import ParsedCall
 from inference.backend import Completion
 from tools.base import ToolResult
@@ -22,36 +22,17 @@ OUTPUT_LINES = 15  # of a command's output
 DIFF_LINES = 60
 
 
-class ChatDisplay:
+class ChatDisplay(StatusLine):
     """AgentEvents for a chat. Prose is printed up to the first `<` of a reply (where the call markup begins);
     the calls are rendered when the step ends, before its checkpoint commit (so the diff is the step's own)."""
 
     def __init__(self, console: Console, workspace: Path):
         self.console, self.workspace = console, workspace
         self.buffer, self.shown, self.in_call, self.line_open = "", 0, False, False
-        self.status: Status | None = None
         self.chunks = 0
-
-    def waiting(self, what: str) -> None:
-        """A spinner line while nothing else shows (the prompt being read, a tool call being written); on a
-        terminal only."""
-        if not self.console.is_terminal:
-            return
-        if self.status is None:
-            self.status = self.console.status(plain(what, "dim"))
-            self.status.start()
-        else:
-            self.status.update(plain(what, "dim"))
-
-    def quiet(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
 
     def on_prompt(self, tokens: int, cached: int) -> None:
         """The prompt's size, from a backend that knows it before the engine reads it (see ChatBackend)."""
-        from agent.display import reading
-
         self.waiting(reading(tokens, cached))
 
     def on_text(self, text: str) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.status import Status
 from rich.text import Text
 
 from agent.checkpoints import GitReport
 from agent.loop import AgentEvents, RunResult
 from agent.plain import plain, visible
+from agent.status_line import StatusLine, reading
 from agent.toolcalls import ParsedCall
 from agent.workflows import WorkflowResult
 from inference.backend import Completion
@@ -23,7 +23,7 @@ from tools.base import ToolResult
 TAIL_LINES = 12
 
 
-class TerminalEvents:
+class TerminalEvents(StatusLine):
     """Agent events rendered on stderr (stdout stays free for --json output)."""
 
     def __init__(self, console: Console | None = None):
@@ -33,23 +33,6 @@ class TerminalEvents:
         self.chunks = 0
         self.first_at: float | None = None
         self.step = 1
-        self.status: Status | None = None
-
-    def waiting(self, what: str) -> None:
-        """A status line while nothing streams yet (the model loading, a prompt being read); on a terminal
-        only, replaced by the streaming reply at its first token."""
-        if not self.console.is_terminal:
-            return
-        if self.status is None:
-            self.status = self.console.status(plain(what, "dim"))
-            self.status.start()
-        else:
-            self.status.update(plain(what, "dim"))
-
-    def quiet(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
 
     def on_prompt(self, tokens: int, cached: int) -> None:
         """The prompt's size, from a backend that knows it before the engine reads it (see ChatBackend)."""
@@ -108,11 +91,6 @@ class TerminalEvents:
         self.buffer, self.chunks, self.first_at, self.step = "", 0, None, step + 1
         if not any(call.name == "finish" and not result.is_error for call, result in results):
             self.waiting(f"step {step + 1}: the model is reading the results ...")
-
-
-def reading(tokens: int, cached: int) -> str:
-    """What the status line says while a prompt of `tokens` is read, `cached` of them from the KV cache."""
-    return f"reading {tokens:,} tokens" + (f" ({cached:,} from cache)" if cached else "") + " ..."
 
 
 def print_summary(console: Console, result: WorkflowResult) -> None:

@@ -24,7 +24,7 @@ from inference.backend import (
     Sampling,
     Timings,
 )
-from inference.token_history import TokenHistory
+from inference.token_history import TokenHistory, common_prefix
 
 
 class EmbeddedBackend:
@@ -71,13 +71,7 @@ class EmbeddedBackend:
 
     def cached_prefix(self, tokens: list[int]) -> int:
         """How many leading tokens of `tokens` are already in the KV cache."""
-        held = self.llm.input_ids[: self.llm.n_tokens]
-        count = 0
-        for a, b in zip(held, tokens):
-            if a != b:
-                break
-            count += 1
-        return count
+        return common_prefix(self.llm.input_ids[: self.llm.n_tokens], tokens)
 
     def complete(
         self,

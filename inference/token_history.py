@@ -8,6 +8,7 @@ tokens the model actually generated, and tokenizing only what the next prompt ad
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Callable
 
 # A stop string or an end-of-turn token leaves a few generated tokens the reply text lacks; more than this
@@ -30,12 +31,7 @@ class TokenHistory:
     def shared_prefix(self, tokens: list[int]) -> int:
         """How many leading `tokens` the last prompt + reply has too: what the engine's cache still holds of
         them, when this conversation was the last one it served."""
-        count = 0
-        for a, b in zip(self._tokens, tokens):
-            if a != b:
-                break
-            count += 1
-        return count
+        return common_prefix(self._tokens, tokens)
 
     def remember(self, prompt_text: str, prompt_tokens: list[int], generated: list[int], reply: str) -> None:
         """Keep the prompt and the longest run of generated tokens whose text begins the reply (a stop
@@ -54,3 +50,13 @@ class TokenHistory:
             generated, spelled = [], ""
         self._tokens = list(prompt_tokens) + generated
         self._text = prompt_text + spelled
+
+
+def common_prefix(held: Iterable[int], tokens: Iterable[int]) -> int:
+    """How many leading tokens two token sequences share (a KV cache is reused that far)."""
+    count = 0
+    for a, b in zip(held, tokens):
+        if a != b:
+            break
+        count += 1
+    return count

@@ -52,17 +52,6 @@ app(prog_name="agent")
 """
 
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    path = tmp_path / "r"
-    r = git.Repo.init(path, initial_branch="main")
-    (path / "a.py").write_text("x = 1\n")
-    r.git.add("a.py")
-    r.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
-    return path
-
-
 def spawn(argv: list[str], log: Path, timeout: int, cwd: Path | None = None) -> pexpect.spawn:
     env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "100", "LINES": "40"}
     child = pexpect.spawn(argv[0], argv[1:], env=env, encoding="utf-8", dimensions=(40, 100), timeout=timeout, cwd=cwd)

@@ -40,15 +40,9 @@ def test_hostile_model_text_is_printed_as_it_is(scripted, tmp_path, monkeypatch)
     assert f"summary:  done: {shown}" in out
 
 
-def test_the_status_line_says_how_big_the_prompt_is(scripted, tmp_path, monkeypatch):
+def test_the_status_line_says_how_big_the_prompt_is(scripted, repo):
     """A backend that knows the prompt's size before reading it tells the loop, which tells the display (through
     the checkpoint events); the status line then says it. A backend that cannot know keeps the line as it was."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    path = tmp_path / "r"
-    repo = git.Repo.init(path, initial_branch="main")
-    (path / "a.py").write_text("X = 1\n")
-    repo.git.add("a.py")
-    repo.index.commit("initial", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
     shown: list[str] = []
 
     class Shown(TerminalEvents):
@@ -59,7 +53,7 @@ def test_the_status_line_says_how_big_the_prompt_is(scripted, tmp_path, monkeypa
     console = Console(file=io.StringIO(), force_terminal=True, width=200)
     events = Shown(console)
     events.waiting("loading the model, then reading the prompt ...")
-    run_task(path, "task", Config(), events, backend=scripted([REPLIES[0], REPLIES[2]]))
+    run_task(repo, "task", Config(), events, backend=scripted([REPLIES[0], REPLIES[2]]))
     events.quiet()
     # the scripted backend tells 10 tokens a message, none from cache (as its timings say)
     assert shown[1:] == [
