@@ -85,7 +85,7 @@ def run_attempts(
             steps = min(steps, COMPARE_STEPS)
         agent = new_agent(steps, number)
         result = agent.run(f"{task}\n\n{RETRY_NOTE.format(why=why)}" if why else task)
-        _add(stats, result.stats)
+        add_stats(stats, result.stats)
         spent += result.stats.steps
         last = number == attempts or spent >= max_steps
         compared = result.status == "finished" and candidates is not None and not candidates.take(result, number)
@@ -131,7 +131,8 @@ def failure(result: RunResult, check: str | None) -> str:
     return RETRY_UNFINISHED.format(summary=result.summary)
 
 
-def _add(total: RunStats, part: RunStats) -> None:
+def add_stats(total: RunStats, part: RunStats) -> None:
+    """Add `part` to `total`; a part after one with steps counts as later turns (its prompts reuse the cache)."""
     first = total.steps == 0
     for name in RunStats.model_fields:
         setattr(total, name, getattr(total, name) + getattr(part, name))

@@ -47,22 +47,30 @@ class FinishGate:
         return bool(self.given) and project.test_command(self.workspace) is None
 
     def __call__(self) -> str | None:
+        return self.verdict(budget=True)
+
+    def verdict(self, budget: bool = False) -> str | None:
+        """What fails now, or None; `budget`: examples refuse at most DOCTEST_REFUSALS times (for `finish`),
+        else always (a one-shot answer, agent/one_shot.py, counts only if it passes them)."""
         outcome = run_project_tests(self.workspace, self.config)
         if outcome is not None:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
-        return self._examples()
+        if budget and self.refusals >= DOCTEST_REFUSALS:
+            return None
+        problem = self._examples()
+        self.refusals += bool(problem and budget)
+        return problem
 
     def _examples(self) -> str | None:
         original = examples.command(self.given, self._python()) if self.given else None
         command = original or project.doctest_command(self.workspace)
-        if command is None or self.refusals >= DOCTEST_REFUSALS:
+        if command is None:
             return None
         outcome = run_verification(self.workspace, command, self.config)
         if outcome.passed:
             return None
-        self.refusals += 1
         edited = examples.changed(self.given, self.workspace)
         told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
         return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")

@@ -44,6 +44,7 @@ class RunStats(BaseModel):
     prompt_seconds: float = 0.0
     draft_n: int = 0  # tokens the engine drafted (speculative decoding) ...
     draft_accepted: int = 0  # ... and how many of them the model accepted
+    one_shots: int = 0  # whole-file replies asked before the loop (agent/one_shot.py)
 
     def add(self, t: Timings, step: bool = True) -> None:
         """Count one completion; `step=False`: a request that is not a step of the loop (Agent.aside)."""
@@ -132,13 +133,17 @@ class Agent:
             Message(role="user", content=task_message(task, files, shown)),
         ]
 
-    def aside(self, task: str, question: str, max_tokens: int = 300) -> Completion:
+    def aside(
+        self, task: str, question: str, max_tokens: int = 300, temperature: float | None = None, seed: int | None = None
+    ) -> Completion:
         """One reply to `question`, asked after the task's first message but outside the conversation: it
-        shares the prompt the run starts with (the engine's cache keeps it) and leaves no trace in the run."""
+        shares the prompt the run starts with (the engine's cache keeps it) and leaves no trace in the run.
+        `temperature` and `seed`, when given, replace the run's."""
         system, first = self._first_messages(task)
         asked = Message(role="user", content=f"{first.content}\n\n{question}")
-        sampling = self.sampling.model_copy(update={"stop": [], "max_tokens": max_tokens})
-        return self.backend.complete([system, asked], None, sampling)
+        update: dict[str, object] = {"stop": [], "max_tokens": max_tokens}
+        update |= {k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None}
+        return self.backend.complete([system, asked], None, self.sampling.model_copy(update=update))
 
     def continue_with(self, message: str) -> RunResult:
         """One more user turn in the same conversation (a chat): the messages so far stay as they are, so the

@@ -26,6 +26,10 @@ then call finish."""
 CHECK_FAILS = "`{command}` fails:\n{output}"
 # ... while a project without tests fails the docstring examples the run started with (agent/examples.py) ...
 EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
+# ... asks for the stub file whole in one reply, before the tool loop (agent/one_shot.py) ...
+ONE_SHOT_REQUEST = """\
+Before any tool call: reply with the complete new {path}, every stub implemented so that it does what its
+docstring says, in one fenced Python code block. Keep every name, signature and docstring. No tool call."""
 # ... asks for asserts written from the task before the code (agent/spec_checks.py) ...
 SPEC_CHECKS_REQUEST = """\
 Before any code is written: write up to 6 Python assert statements that check what the task asks, one per

@@ -9,14 +9,14 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from agent import project, spec_checks
+from agent import one_shot, project, spec_checks
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
-from agent.attempts import Candidates, run_attempts, snapshot_restorer
-from agent.loop import Agent, AgentEvents, RunResult
+from agent.attempts import Candidates, add_stats, run_attempts, snapshot_restorer
+from agent.loop import Agent, AgentEvents, RunResult, RunStats
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
@@ -203,10 +203,18 @@ def run_agent(
                     extra_tools=mcp_tools,
                 )
 
+            gate = verify if isinstance(verify, FinishGate) and not history else None
+            answered, asked = (
+                one_shot.try_one_shots(new_agent(1, 1), task, gate, config.one_shots, config.max_tokens, transcript)
+                if gate
+                else (None, RunStats())
+            )
+            if answered:
+                return answered, path
             aside = None
-            if isinstance(verify, FinishGate) and verify.wants_checks and config.spec_checks and not history:
-                aside = write_spec_checks(new_agent(1, 1), task, verify, note)
-                transcript.write("spec_checks", checks=verify.checks, timings=aside.model_dump())
+            if gate and gate.wants_checks and config.spec_checks:
+                aside = write_spec_checks(new_agent(1, 1), task, gate, note)
+                transcript.write("spec_checks", checks=gate.checks, timings=aside.model_dump())
             result = run_attempts(
                 new_agent,
                 task,
@@ -216,11 +224,12 @@ def run_agent(
                 verify=verify or (lambda: None),
                 note=note,
                 history=history,
-                candidates=Candidates(workspace, verify.score) if aside and isinstance(verify, FinishGate) else None,
+                candidates=Candidates(workspace, gate.score) if aside and gate else None,
             )
             if aside:
                 result.stats.add(aside, step=False)
-            return result, path
+            add_stats(asked, result.stats)
+            return result.model_copy(update={"stats": asked}), path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None
     finally:

@@ -74,12 +74,12 @@ def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -
         "",
         totals_table([summary]),
         "",
-        "| task | seed | passed | end | steps | tokens | wall s |",
-        "|---|---|---|---|---|---|---|",
+        "| task | seed | passed | end | one-shot answers | steps | tokens | wall s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(records, key=lambda r: (r.task, r.seed)):
         lines.append(
-            f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {r.error or r.status} | {r.steps} "
+            f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {r.error or r.status} | {r.one_shots} | {r.steps} "
             f"| {r.completion_tokens} | {r.wall_seconds:.0f} |"
         )
     paths["markdown"].write_text("\n".join(lines) + "\n", encoding="utf-8")

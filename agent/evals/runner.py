@@ -31,6 +31,7 @@ class EvalRecord(BaseModel):
     passed: bool
     status: str  # the run's end: finished, step_limit, stuck, error...
     steps: int = 0
+    one_shots: int = 0  # whole-file answers asked before the loop (agent/one_shot.py)
     prompt_tokens: int = 0
     cached_prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -196,6 +197,7 @@ def _record(
         passed=passed,
         status=result.run.status,
         steps=stats.steps,
+        one_shots=stats.one_shots,
         prompt_tokens=stats.prompt_tokens,
         cached_prompt_tokens=stats.cached_prompt_tokens,
         completion_tokens=stats.completion_tokens,

@@ -106,7 +106,7 @@ def write_square(body: str) -> str:
 def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of_times(scripted, tmp_path):
     make_repo(tmp_path / "r", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
     backend = scripted([write_square("return x + x"), write_square("return x * x")])
-    config = Config(max_steps=4, attempts=1)
+    config = Config(max_steps=4, attempts=1, one_shots=0)
     result = run_task(tmp_path / "r", "Implement square", config, backend=backend)
     assert result.run.status == "finished" and result.run.stats.steps == 2
     refusal = backend.calls[1]["messages"][-1].content
@@ -115,7 +115,7 @@ def test_without_tests_the_docstring_examples_hold_up_finish_a_limited_number_of
 
     make_repo(tmp_path / "s", {"sq.py": SQUARE.format(body="raise NotImplementedError")})
     backend = scripted([write_square(f"return {n}") for n in range(3)])  # examples never met: not a trap
-    config = Config(max_steps=6, attempts=1)
+    config = Config(max_steps=6, attempts=1, one_shots=0)
     result = run_task(tmp_path / "s", "Implement square", config, backend=backend)
     assert result.run.status == "finished" and result.run.stats.steps == 3
 

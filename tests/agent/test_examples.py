@@ -82,7 +82,7 @@ def test_finish_is_refused_when_the_code_passes_only_an_edited_example(scripted,
     """As a small model did in a HumanEval run: the example rewritten to what its code returned."""
     make_repo(tmp_path / "r", {"solution.py": STUB})
     backend = scripted([write(WRONG, expected="(1.0, 3.0)"), write(RIGHT)])
-    config = Config(max_steps=4, attempts=1)
+    config = Config(max_steps=4, attempts=1, one_shots=0)
     result = run_task(tmp_path / "r", "Implement closest", config, backend=backend)
     assert result.run.status == "finished" and result.run.stats.steps == 2
     refusal = backend.calls[1]["messages"][-1].content

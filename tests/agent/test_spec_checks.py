@@ -71,7 +71,7 @@ def short_attempts(monkeypatch):
 def test_code_fitted_to_the_examples_loses_to_a_fresh_attempt_that_passes_the_asserts(scripted, tmp_path):
     make_repo(tmp_path / "r", {"solution.py": STUB})
     backend = scripted([CHECKS, write(OVERFIT), write(RIGHT)])
-    config = Config(max_steps=6, attempts=3, spec_checks=True)
+    config = Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0)
     result = run_task(tmp_path / "r", "Implement sum_product", config, backend=backend)
     assert result.run.status == "finished" and "attempt 2 of 3" in result.run.summary
     aside, first_step, second = (backend.calls[i]["messages"] for i in range(3))
@@ -89,7 +89,7 @@ def test_two_attempts_failing_a_wrong_assert_alike_end_the_comparison(scripted, 
     other = "import math\n    return sum(numbers), math.prod(numbers)"
     backend = scripted(["assert sum_product([2, 2]) == (4, 5)", write(RIGHT), write(other), write(OVERFIT)])
     result = run_task(
-        tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3, spec_checks=True), backend=backend
+        tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0), backend=backend
     )
     assert result.run.status == "finished" and "attempt 2 of 3" in result.run.summary and len(backend.calls) == 3
     assert "math.prod" in (tmp_path / "r" / "solution.py").read_text()
@@ -102,7 +102,7 @@ def test_the_attempt_passing_most_checks_is_put_back_and_committed(scripted, tmp
     steps = ["<bash><command>ls</command></bash>"] * 2
     backend = scripted([checks, write(RIGHT), write(fitted), *steps])
     result = run_task(
-        tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3, spec_checks=True), backend=backend
+        tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0), backend=backend
     )
     assert result.run.status == "finished" and "attempt 1 of 3" in result.run.summary
     assert "product *= n" in (tmp_path / "r" / "solution.py").read_text()
@@ -120,14 +120,14 @@ def test_no_asserts_are_asked_for_where_the_project_has_tests_nor_by_default(scr
     )
     backend = scripted([write(RIGHT)])
     assert (
-        run_task(tmp_path / "t", "Implement it", Config(max_steps=2, attempts=1), backend=backend).run.status
+        run_task(tmp_path / "t", "Implement it", Config(max_steps=2, attempts=1, one_shots=0), backend=backend).run.status
         == "finished"
     )
     assert len(backend.calls) == 1
     make_repo(tmp_path / "o", {"solution.py": STUB})
     backend = scripted([write(RIGHT)])
     assert (
-        run_task(tmp_path / "o", "Implement it", Config(max_steps=2, attempts=1), backend=backend).run.status
+        run_task(tmp_path / "o", "Implement it", Config(max_steps=2, attempts=1, one_shots=0), backend=backend).run.status
         == "finished"
     )
     assert len(backend.calls) == 1
@@ -137,7 +137,7 @@ def test_each_attempt_may_be_refused_by_the_examples_again_and_a_finish_let_thro
     from agent.checks import DOCTEST_REFUSALS, FinishGate
 
     make_repo(tmp_path / "r", {"solution.py": STUB})
-    gate = FinishGate(tmp_path / "r", Config(spec_checks=True))
+    gate = FinishGate(tmp_path / "r", Config(spec_checks=True, one_shots=0))
     gate.checks = spec_checks.parse(CHECKS)
     (tmp_path / "r" / "solution.py").write_text(STUB.replace("raise NotImplementedError", "return 0, 1"))
     answers = [gate() for _ in range(DOCTEST_REFUSALS + 1)]

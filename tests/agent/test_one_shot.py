@@ -1,0 +1,79 @@
+"""One-shot answers before the loop (agent/one_shot.py): a scripted model's answers, checked by real Python
+against real files in a real git repository, decide whether the tool loop runs at all. Whether they raise the
+real model's pass rate is `agent eval`'s question (docs/eval.md); test_one_shot_real.py runs the real model."""
+
+from __future__ import annotations
+
+import subprocess
+
+from agent import one_shot
+from agent.config import Config
+from agent.workflows import new_project, run_task
+from tests.agent.test_checkpoints import make_repo
+
+STUB = '''def add(a, b):
+    """Add two numbers.
+
+    >>> add(2, 3)
+    5
+    """
+    raise NotImplementedError
+'''
+HELPER = "def helper():\n    return 1\n\n\n"
+
+
+def answer(body: str, prefix: str = "") -> str:
+    return f"Here it is:\n```python\n{prefix}{STUB.replace('raise NotImplementedError', body)}```\n"
+
+
+def git_log(path) -> str:
+    return subprocess.run(["git", "log", "--format=%s"], cwd=path, capture_output=True, text=True).stdout
+
+
+def test_the_first_answer_that_passes_the_examples_is_the_result_and_no_loop_runs(scripted, tmp_path):
+    make_repo(tmp_path / "r", {"calc.py": STUB})
+    backend = scripted([answer("return a - b"), answer("return a + b"), "<finish><summary>x</summary></finish>"])
+    result = run_task(tmp_path / "r", "Implement add in calc.py", Config(seed=7, one_shots=3), backend=backend)
+    assert result.run.status == "finished" and "one-shot answer 2 of 3" in result.run.summary
+    assert result.run.stats.steps == 0 and result.run.stats.one_shots == 2 and len(backend.calls) == 2
+    assert "return a + b" in (tmp_path / "r" / "calc.py").read_text()
+    assert result.commit and "calc.py" in result.files
+    first, second = (call["sampling"] for call in backend.calls)
+    assert (first.temperature, first.seed) == (0.2, 7)
+    assert (second.temperature, second.seed) == (one_shot.LATER_TEMPERATURE, 8), "a fresh sample, not a repeat"
+    assert first.stop == [] and "Before any tool call" in backend.calls[0]["messages"][1].content
+
+
+def test_when_no_answer_passes_the_loop_starts_from_the_file_as_given(scripted, tmp_path):
+    make_repo(tmp_path / "r", {"calc.py": HELPER + STUB})
+    replies = [
+        "I would add them.",  # no code block
+        answer("return a + b"),  # right, but `helper` is gone
+        answer("return a * b", HELPER),  # keeps everything, fails the example
+        "<read_file><path>calc.py</path></read_file>",
+    ]
+    backend = scripted(replies)
+    result = run_task(tmp_path / "r", "Implement add", Config(one_shots=3, max_steps=1, attempts=1), backend=backend)
+    assert result.run.status == "step_limit" and result.run.stats.one_shots == 3 and result.run.stats.steps == 1
+    loop_first = backend.calls[3]["messages"]
+    assert len(loop_first) == 2 and "raise NotImplementedError" in loop_first[1].content, "the stub, as given"
+    assert "return a * b" not in (tmp_path / "r" / "calc.py").read_text()
+    text = open(result.transcript).read()  # the transcript keeps each answer and its verdict
+    assert "no Python code block" in text and "it leaves out helper" in text and "docstring examples" in text
+
+
+def test_no_answer_is_asked_without_a_stub_file_or_when_turned_off(scripted, tmp_path):
+    make_repo(tmp_path / "r", {"calc.py": STUB})
+    backend = scripted(["<finish><summary>x</summary></finish>"])
+    run_task(tmp_path / "r", "Implement add", Config(one_shots=0, max_steps=1, attempts=1), backend=backend)
+    assert "Before any tool call" not in backend.calls[0]["messages"][-1].content
+    backend = scripted(["<finish><summary>x</summary></finish>"])
+    new_project(tmp_path / "p", "a calculator", Config(max_steps=1, attempts=1, offline=True), backend=backend)
+    assert "Before any tool call" not in backend.calls[0]["messages"][-1].content
+
+
+def test_the_code_is_the_longest_block_that_parses():
+    assert one_shot.code_in("```\nx = 1\n```\ntext\n```python\ndef f():\n    return 2\n```") == "def f():\n    return 2\n"
+    assert one_shot.code_in("```python\ndef f(:\n```") is None
+    assert one_shot.code_in("no code") is None
+    assert one_shot.top_level_names("import os\n\nclass A:\n    def m(self): ...\n\ndef f(): ...\n") == {"A", "f"}
