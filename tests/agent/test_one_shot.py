@@ -5,6 +5,7 @@ real model's pass rate is `agent eval`'s question (docs/eval.md); test_one_shot_
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 from agent import one_shot
 from agent.config import Config
@@ -58,7 +59,7 @@ def test_when_no_answer_passes_the_loop_starts_from_the_file_as_given(scripted, 
     loop_first = backend.calls[3]["messages"]
     assert len(loop_first) == 2 and "raise NotImplementedError" in loop_first[1].content, "the stub, as given"
     assert "return a * b" not in (tmp_path / "r" / "calc.py").read_text()
-    text = open(result.transcript).read()  # the transcript keeps each answer and its verdict
+    text = Path(result.transcript).read_text()  # the transcript keeps each answer and its verdict
     assert "no Python code block" in text and "it leaves out helper" in text and "docstring examples" in text
 
 
