@@ -74,7 +74,9 @@ def test_no_answer_is_asked_without_a_stub_file_or_when_turned_off(scripted, tmp
 
 
 def test_the_code_is_the_longest_block_that_parses():
-    assert one_shot.code_in("```\nx = 1\n```\ntext\n```python\ndef f():\n    return 2\n```") == "def f():\n    return 2\n"
+    assert (
+        one_shot.code_in("```\nx = 1\n```\ntext\n```python\ndef f():\n    return 2\n```") == "def f():\n    return 2\n"
+    )
     assert one_shot.code_in("```python\ndef f(:\n```") is None
     assert one_shot.code_in("no code") is None
     assert one_shot.top_level_names("import os\n\nclass A:\n    def m(self): ...\n\ndef f(): ...\n") == {"A", "f"}

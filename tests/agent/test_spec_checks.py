@@ -89,7 +89,10 @@ def test_two_attempts_failing_a_wrong_assert_alike_end_the_comparison(scripted, 
     other = "import math\n    return sum(numbers), math.prod(numbers)"
     backend = scripted(["assert sum_product([2, 2]) == (4, 5)", write(RIGHT), write(other), write(OVERFIT)])
     result = run_task(
-        tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0), backend=backend
+        tmp_path / "r",
+        "Implement sum_product",
+        Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0),
+        backend=backend,
     )
     assert result.run.status == "finished" and "attempt 2 of 3" in result.run.summary and len(backend.calls) == 3
     assert "math.prod" in (tmp_path / "r" / "solution.py").read_text()
@@ -102,7 +105,10 @@ def test_the_attempt_passing_most_checks_is_put_back_and_committed(scripted, tmp
     steps = ["<bash><command>ls</command></bash>"] * 2
     backend = scripted([checks, write(RIGHT), write(fitted), *steps])
     result = run_task(
-        tmp_path / "r", "Implement sum_product", Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0), backend=backend
+        tmp_path / "r",
+        "Implement sum_product",
+        Config(max_steps=6, attempts=3, spec_checks=True, one_shots=0),
+        backend=backend,
     )
     assert result.run.status == "finished" and "attempt 1 of 3" in result.run.summary
     assert "product *= n" in (tmp_path / "r" / "solution.py").read_text()
@@ -120,14 +126,18 @@ def test_no_asserts_are_asked_for_where_the_project_has_tests_nor_by_default(scr
     )
     backend = scripted([write(RIGHT)])
     assert (
-        run_task(tmp_path / "t", "Implement it", Config(max_steps=2, attempts=1, one_shots=0), backend=backend).run.status
+        run_task(
+            tmp_path / "t", "Implement it", Config(max_steps=2, attempts=1, one_shots=0), backend=backend
+        ).run.status
         == "finished"
     )
     assert len(backend.calls) == 1
     make_repo(tmp_path / "o", {"solution.py": STUB})
     backend = scripted([write(RIGHT)])
     assert (
-        run_task(tmp_path / "o", "Implement it", Config(max_steps=2, attempts=1, one_shots=0), backend=backend).run.status
+        run_task(
+            tmp_path / "o", "Implement it", Config(max_steps=2, attempts=1, one_shots=0), backend=backend
+        ).run.status
         == "finished"
     )
     assert len(backend.calls) == 1
