@@ -5,6 +5,7 @@ Everything the model, a tool or the repository wrote goes through `plain`: never
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import git
@@ -71,9 +72,10 @@ class ChatDisplay(StatusLine):
             self.console.print(plain(str(args.get("summary", "")).strip(), "bold"), highlight=False, soft_wrap=True)
             return
         if call.name in ("write_file", "edit_file"):
-            path = str(args.get("path", ""))
-            self.console.print(plain(f"✎ {path}", "bold cyan"), highlight=False)  # one style: one run of text
-            if not result.is_error:
+            edited = re.findall(r"edited (\S+) at", result.output)  # an edit_file without a path: each file
+            paths = [str(args["path"])] if args.get("path") else edited
+            self.console.print(plain(f"✎ {', '.join(paths)}", "bold cyan"), highlight=False)  # one style: one run
+            for path in paths if not result.is_error else []:
                 self._diff(path)
         elif call.name == "bash":
             self.console.print(plain(f"$ {args.get('command', '')}", "bold green"), highlight=False)

@@ -49,6 +49,7 @@ FENCE = re.compile(r"```[ \t]*(json|tool_call|tool)?[ \t]*\n(.*?)```", re.S | re
 
 def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
     """Every tool call in `text`, in order of appearance; overlapping matches keep the earliest."""
+    text = _named_openers(text, toolbox)
     spans = [*_xml_spans(text, toolbox), *_tool_call_tag_spans(text, toolbox), *_fenced_json_spans(text, toolbox)]
     spans.sort(key=lambda s: s.start)
     result, last_end = ParseResult(), -1
@@ -68,6 +69,17 @@ def parse_text(text: str, toolbox: Toolbox) -> ParseResult:
     if not result.calls and not result.errors:
         _unknown_tool_tags(text, toolbox, result)
     return result
+
+
+def _named_openers(text: str, toolbox: Toolbox) -> str:
+    """A call whose opening tag is written as the tool's name on a line of its own, in any case, before its
+    parameters (`Edit_file\n<path>..</path>`, seen in a refactor run): the name is read as the opening tag."""
+    for tool in toolbox:
+        parameters = "|".join(map(re.escape, tool.Params.model_fields))
+        if parameters:
+            opener = re.compile(rf"(?im)^[ \t]*{re.escape(tool.name)}[ \t]*\n(?=[ \t]*<(?:{parameters})>)")
+            text = opener.sub(f"<{tool.name}>\n", text)
+    return text
 
 
 def _unknown_tool_tags(text: str, toolbox: Toolbox, result: ParseResult) -> None:
@@ -105,9 +117,16 @@ def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
     for tool in toolbox:
         opener = re.compile(rf"<{re.escape(tool.name)}(\s[^>]*)?>")
         closes = [m.start() for m in re.finditer(re.escape(f"</{tool.name}>"), text)]
+        # A line opening the same tool again ends a call left unclosed (`<edit_file>..<edit_file>..</edit_file>`)
+        reopens = [m.start() for m in re.finditer(rf"(?m)^[ \t]*<{re.escape(tool.name)}>", text)]
         for match in opener.finditer(text):
             later = bisect.bisect_left(closes, match.end())  # the first closing tag after the opener
             close = closes[later] if later < len(closes) else -1
+            again = bisect.bisect_left(reopens, match.end())
+            if again < len(reopens) and close != -1 and reopens[again] < close:
+                body = text[match.end() : reopens[again]]
+                yield Span(start=match.start(), end=reopens[again], call=_xml_call(tool, match, body))
+                continue
             if close == -1:
                 yield Span(
                     start=match.start(),
@@ -117,16 +136,16 @@ def _xml_spans(text: str, toolbox: Toolbox) -> Iterable[Span]:
                 )
                 continue
             body = text[match.end() : close]
-            arguments = _attributes(match.group(1) or "")
-            arguments.update(_xml_parameters(body, tool))
-            required = [n for n, f in tool.Params.model_fields.items() if f.is_required() and n not in arguments]
-            if not arguments and len(required) == 1 and body.strip():
-                arguments[required[0]] = _sole_value(body, tool, required[0])
-            yield Span(
-                start=match.start(),
-                end=close + len(tool.name) + 3,
-                call=ParsedCall(name=tool.name, arguments=arguments),
-            )
+            yield Span(start=match.start(), end=close + len(tool.name) + 3, call=_xml_call(tool, match, body))
+
+
+def _xml_call(tool: Tool, opener: re.Match[str], body: str) -> ParsedCall:
+    arguments = _attributes(opener.group(1) or "")
+    arguments.update(_xml_parameters(body, tool))
+    required = [n for n, f in tool.Params.model_fields.items() if f.is_required() and n not in arguments]
+    if not arguments and len(required) == 1 and body.strip():
+        arguments[required[0]] = _sole_value(body, tool, required[0])
+    return ParsedCall(name=tool.name, arguments=arguments)
 
 
 def _sole_value(body: str, tool: Tool, name: str) -> str:

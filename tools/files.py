@@ -163,7 +163,11 @@ class WriteFileTool(Tool):
 
 
 class EditParams(BaseModel):
-    path: str = Field(description="File path relative to the project root.")
+    path: str | None = Field(
+        default=None,
+        description="File path relative to the project root; optional: without it, the one file that has `old` "
+        "(with replace_all, every file that has it).",
+    )
     old: str = Field(description="Exact text to replace; must occur exactly once in the file.")
     new: str = Field(description="Replacement text.")
     replace_all: bool = Field(
@@ -203,31 +207,46 @@ class EditFileTool(Tool):
         return diff_preview(path, current, current.replace(old, new, -1 if every else 1))
 
     def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
-        refuse_when_read_only(ctx, params.path)
-        path = resolve_inside(ctx.workspace, params.path, for_write=True)
-        text = read_text(path, params.path)
-        if not is_utf8(path):  # writing the decoded text back would replace its undecodable bytes for good
-            raise ToolError(f"{params.path} is not UTF-8 text; edit it with bash (e.g. sed) so its encoding is kept")
         if not params.old:
             raise ToolError("`old` is empty; to create or replace a whole file use write_file")
         if params.old == params.new:
             raise ToolError("`old` and `new` are identical, so nothing would change; write the changed text in `new`")
+        if params.path is None:  # a small model's natural rename: `old`, `new`, replace_all, no file named
+            return ToolResult(output="; ".join(self._edit(ctx, name, params) for name in self._files_with(ctx, params)))
+        return ToolResult(output=self._edit(ctx, params.path, params))
+
+    def _edit(self, ctx: ToolContext, name: str, params: EditParams) -> str:
+        refuse_when_read_only(ctx, name)
+        path = resolve_inside(ctx.workspace, name, for_write=True)
+        text = read_text(path, name)
+        if not is_utf8(path):  # writing the decoded text back would replace its undecodable bytes for good
+            raise ToolError(f"{name} is not UTF-8 text; edit it with bash (e.g. sed) so its encoding is kept")
         count = text.count(params.old)
         if count == 0:
             elsewhere = _found_elsewhere(ctx.workspace, path, params.old)
-            raise ToolError(
-                f"`old` text was not found in {params.path}.{elsewhere or _nearest_line_hint(text, params.old)}"
-            )
+            raise ToolError(f"`old` text was not found in {name}.{elsewhere or _nearest_line_hint(text, params.old)}")
         lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
         if count > 1 and not params.replace_all:
             raise ToolError(
-                f"`old` text occurs {count} times in {params.path} (lines {', '.join(map(str, lines))}); "
+                f"`old` text occurs {count} times in {name} (lines {', '.join(map(str, lines))}); "
                 "include more surrounding lines so it is unique, or, to change all of them (a rename), "
                 "add <replace_all>true</replace_all> to the same edit_file call"
             )
         write_atomically(ctx.workspace, path, text.replace(params.old, params.new, -1 if params.replace_all else 1))
         where = f"lines {', '.join(map(str, lines))}" if count > 1 else f"line {lines[0]}"
-        return ToolResult(output=f"edited {params.path} at {where}")
+        return f"edited {name} at {where}"
+
+    def _files_with(self, ctx: ToolContext, params: EditParams) -> list[str]:
+        """The files an edit without `path` is for: every file with `old` (replace_all), else the only one."""
+        found = [relative(ctx.workspace, p) for p in _text_files(ctx.workspace) if params.old in _text_of(p)]
+        if not found:
+            raise ToolError("`old` text was not found in any file of the project; name the file in <path>")
+        if len(found) > 1 and not params.replace_all:
+            raise ToolError(
+                f"`old` text is in {len(found)} files ({', '.join(found[:10])}); name the file in <path>, or add "
+                "<replace_all>true</replace_all> to change it in every one of them (a rename)"
+            )
+        return found
 
 
 def current_text(workspace: Path, path: str) -> str | None:
@@ -253,23 +272,35 @@ def diff_preview(path: str, current: str | None, new: str) -> str:
     return "".join(lines).rstrip("\n") or f"(no change to {path})"
 
 
-def _found_elsewhere(workspace: Path, edited: Path, old: str, most_files: int = 400) -> str:
+def _text_files(workspace: Path, most_files: int = 400) -> list[Path]:
+    """The project's files a text search looks at: regular, not too big, the first `most_files`."""
+    files = []
+    for index, path in enumerate(iter_files(workspace, workspace)):
+        if index >= most_files:
+            break
+        if not path.is_symlink() and path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
+            files.append(path)
+    return files
+
+
+def _text_of(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _found_elsewhere(workspace: Path, edited: Path, old: str) -> str:
     """Where a one-line `old` (a name being renamed, say) does occur, when it is not in the file named: a small
     model edits the wrong file of a rename again and again without this."""
     if "\n" in old.strip() or not old.strip():
         return ""
     places: list[str] = []
-    for index, path in enumerate(iter_files(workspace, workspace)):
-        if index >= most_files or len(places) >= 5:
+    for path in _text_files(workspace):
+        if len(places) >= 5:
             break
-        if path == edited or path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-            continue
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
-        lines = [str(n) for n, line in enumerate(text.splitlines(), start=1) if old in line]
-        if lines:
+        lines = [str(n) for n, line in enumerate(_text_of(path).splitlines(), start=1) if old in line]
+        if lines and path != edited:
             places.append(f"{relative(workspace, path)} (line{'s' if len(lines) > 1 else ''} {', '.join(lines[:5])})")
     return f" It occurs in: {'; '.join(places)}." if places else ""
 

@@ -4,7 +4,6 @@ real model's pass rate is `agent eval`'s question (docs/eval.md); test_one_shot_
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from agent import one_shot
@@ -25,10 +24,6 @@ HELPER = "def helper():\n    return 1\n\n\n"
 
 def answer(body: str, prefix: str = "") -> str:
     return f"Here it is:\n```python\n{prefix}{STUB.replace('raise NotImplementedError', body)}```\n"
-
-
-def git_log(path) -> str:
-    return subprocess.run(["git", "log", "--format=%s"], cwd=path, capture_output=True, text=True).stdout
 
 
 def test_the_first_answer_that_passes_the_examples_is_the_result_and_no_loop_runs(scripted, tmp_path):

@@ -259,3 +259,25 @@ def test_an_invented_tool_name_whose_parameters_fit_one_tool_is_that_tools_call(
     assert result.calls == [ParsedCall(name="finish", arguments={"summary": "Implemented it."})] and not result.errors
     both = parse_text("<do_it>\n<path>a.py</path>\n</do_it>", toolbox)  # read_file and list_files take a path
     assert not both.calls and "is not a tool" in both.errors[0]
+
+
+def test_calls_written_as_in_a_refactor_run_are_each_read():
+    """Qwen 1.5B's reply in a refactor bench run, as written: the first call opened by the tool's name as
+    prose, the later ones opened but never closed, one closing tag at the end. Each edit is its own call."""
+    reply = (
+        "Edit_file\n<path>shop/cart.py</path>\n<old>calc_total(self.items)</old>\n<new>compute_total(self.items)</new>\n"
+        "<edit_file>\n<path>shop/pricing.py</path>\n<old>def calc_total(</old>\n<new>def compute_total(</new>\n"
+        "<edit_file>\n<path>shop/report.py</path>\n<old>import calc_total</old>\n<new>import compute_total</new>\n"
+        "</edit_file>"
+    )
+    result = parse_text(reply, TOOLBOX)
+    assert result.errors == []
+    assert [c.arguments["path"] for c in result.calls] == ["shop/cart.py", "shop/pricing.py", "shop/report.py"]
+    assert result.calls[1].arguments == {"path": "shop/pricing.py", "old": "def calc_total(", "new": "def compute_total("}
+
+
+def test_a_tool_name_in_prose_is_not_a_call():
+    assert parse_text("I will use edit_file\nnext, once I know more.", TOOLBOX).calls == []
+    content = "<write_file>\n<path>doc.md</path>\n<content>\nCall read_file\nwith a path.\n</content>\n</write_file>"
+    [call] = parse_text(content, TOOLBOX).calls
+    assert call.arguments["content"] == "Call read_file\nwith a path."

@@ -238,6 +238,35 @@ def test_text_not_in_the_named_file_points_at_the_files_that_have_it(ctx):
     assert "outside_link" not in missed.output  # links are not followed
 
 
+def test_a_rename_without_a_path_changes_every_file_that_has_the_name(ctx):
+    """The call the 1.5B model writes first for a rename across files (`old`, `new`, replace_all, no path: it
+    was refused as "path: Field required", twice, in a refactor bench run) does the rename."""
+    (ctx.workspace / ".gitignore").write_text("ignored.py\n")
+    (ctx.workspace / "pricing.py").write_text("def calc_total(p):\n    return sum(p)\n")
+    (ctx.workspace / "cart.py").write_text("from pricing import calc_total\n\nt = calc_total([1])\n")
+    (ctx.workspace / "other.py").write_text("x = 1\n")
+    (ctx.workspace / "ignored.py").write_text("calc_total\n")
+    (ctx.workspace / "link.py").symlink_to(ctx.workspace / "cart.py")
+    call = {"old": "calc_total", "new": "compute_total", "replace_all": "true"}
+    done = EditFileTool().invoke(call, ctx)
+    assert not done.is_error
+    assert done.output == "edited cart.py at lines 1, 3; edited pricing.py at line 1"
+    assert "compute_total" in (ctx.workspace / "pricing.py").read_text()
+    assert (ctx.workspace / "ignored.py").read_text() == "calc_total\n", "ignored files stay as they are"
+    assert (ctx.workspace / "other.py").read_text() == "x = 1\n"
+
+
+def test_an_edit_without_a_path_is_for_the_one_file_that_has_the_text(ctx):
+    (ctx.workspace / "a.py").write_text("x = 1\n")
+    (ctx.workspace / "b.py").write_text("x = 1\ny = 2\n")
+    assert EditFileTool().invoke({"old": "y = 2", "new": "y = 3"}, ctx).output == "edited b.py at line 2"
+    both = EditFileTool().invoke({"old": "x = 1", "new": "x = 5"}, ctx)
+    assert both.is_error and "is in 2 files (a.py, b.py); name the file in <path>" in both.output
+    nowhere = EditFileTool().invoke({"old": "z = 0", "new": "z = 1"}, ctx)
+    assert nowhere.is_error and "not found in any file" in nowhere.output
+    assert (ctx.workspace / "a.py").read_text() == "x = 1\n"
+
+
 @pytest.mark.parametrize(("flag", "changes_all"), [("true", True), ("True", True), ("yes", True), ("false", False)])
 def test_replace_all_reads_the_ways_a_model_writes_a_flag(ctx, flag, changes_all):
     (ctx.workspace / "m.py").write_text("x = 1\nx = 1\n")
