@@ -273,7 +273,11 @@ def test_calls_written_as_in_a_refactor_run_are_each_read():
     result = parse_text(reply, TOOLBOX)
     assert result.errors == []
     assert [c.arguments["path"] for c in result.calls] == ["shop/cart.py", "shop/pricing.py", "shop/report.py"]
-    assert result.calls[1].arguments == {"path": "shop/pricing.py", "old": "def calc_total(", "new": "def compute_total("}
+    assert result.calls[1].arguments == {
+        "path": "shop/pricing.py",
+        "old": "def calc_total(",
+        "new": "def compute_total(",
+    }
 
 
 def test_a_tool_name_in_prose_is_not_a_call():
