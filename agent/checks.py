@@ -1,7 +1,6 @@
 """What says a change is done: the project's tests, else the docstring examples of the functions the task
-gave as stubs (as the run found them: agent/examples.py); where those examples are the only check, asserts
-the model wrote from the task before the code (agent/spec_checks.py) choose between attempts. `FinishGate`
-is what `finish` must pass; `run_verification` runs any such check under the run's sandbox."""
+gave as stubs (as the run found them: agent/examples.py). `FinishGate` is what `finish` (and a one-shot
+answer, agent/one_shot.py) must pass; `run_verification` runs any such check under the run's sandbox."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent import examples, project, spec_checks
+from agent import examples, project
 from agent.config import Config
 from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, TIMED_OUT
 from tools.shell import run_command
@@ -28,23 +27,16 @@ class FinishGate:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
     has none, when it must (a new project). A Python project without tests is checked against its docstring
     examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times.
-    For stubs, the examples are the ones the run started with, so editing them does not pass. `checks` (set
-    by the workflow when it has the model write them) do not refuse anything: see `score`."""
+    For stubs, the examples are the ones the run started with, so editing them does not pass."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
         self.given = examples.collect(workspace) if no_tests is None else []
-        self.checks: list[str] = []
         self.refusals = 0
 
     def new_attempt(self) -> None:
         """A fresh attempt starts from the task's own files: the examples may refuse it as often again."""
         self.refusals = 0
-
-    @property
-    def wants_checks(self) -> bool:
-        """Only the stubs' examples stand between the code and `finish`: asserts from the task would help."""
-        return bool(self.given) and project.test_command(self.workspace) is None
 
     def __call__(self) -> str | None:
         return self.verdict(budget=True)
@@ -74,19 +66,6 @@ class FinishGate:
         edited = examples.changed(self.given, self.workspace)
         told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
         return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")
-
-    def score(self) -> spec_checks.Score | None:
-        """How the code does now on the checks written from the task, and on the stubs' examples (a finish the
-        examples let through after DOCTEST_REFUSALS ranks below any that passes them); None without checks.
-        The checks are never shown to the model (a wrong one would bend right code): they choose between
-        verified attempts (agent/attempts.py)."""
-        command = spec_checks.command(self.checks, self.given, self._python())
-        if command is None:
-            return None
-        outcome = run_verification(self.workspace, command, self.config)
-        given = examples.command(self.given, self._python())
-        examples_pass = given is None or run_verification(self.workspace, given, self.config).passed
-        return spec_checks.score(outcome.output_tail, len(self.checks), examples_pass)
 
     def _python(self) -> str:
         return project.python_test_command(self.workspace).split()[0]

@@ -49,7 +49,6 @@ class Config(BaseModel):
     max_steps: int = Field(25, ge=1)
     attempts: int = Field(3, ge=1)  # fresh attempts sharing max_steps, when one ends unverified (agent/attempts.py)
     one_shots: int = Field(3, ge=0)  # whole-file answers tried before the loop for one stub file (agent/one_shot.py)
-    spec_checks: bool = False  # asserts from the task choose between attempts where stubs' examples are the only check
     max_tokens: int = Field(2048, ge=1)
     temperature: float = Field(0.2, ge=0)
     seed: int | None = 42

@@ -30,12 +30,6 @@ EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
 ONE_SHOT_REQUEST = """\
 Before any tool call: reply with the complete new {path}, every stub implemented so that it does what its
 docstring says, in one fenced Python code block. Keep every name, signature and docstring. No tool call."""
-# ... asks for asserts written from the task before the code (agent/spec_checks.py) ...
-SPEC_CHECKS_REQUEST = """\
-Before any code is written: write up to 6 Python assert statements that check what the task asks, one per
-line, each calling the function as the task names it, e.g. `assert name(arguments) == expected`. Work out
-each expected value by hand from the task and the docstring, step by step; use inputs other than the
-docstring's examples, and the edge cases the task states. Reply with the assert lines only, no tool call."""
 # ... a check that ran past its time (an endless loop, often) ...
 TIMED_OUT = "(it did not end within {seconds:.0f} s and was stopped: look for a loop that never ends)\n{output}"
 # ... and when those examples were edited.

@@ -9,19 +9,19 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from agent import one_shot, project, spec_checks
+from agent import one_shot, project
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
-from agent.attempts import Candidates, add_stats, run_attempts, snapshot_restorer
+from agent.attempts import add_stats, run_attempts, snapshot_restorer
 from agent.loop import Agent, AgentEvents, RunResult, RunStats
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
-from agent.texts import NEW_PROJECT_TASK, SPEC_CHECKS_REQUEST
-from inference.backend import ChatBackend, Message, Timings
+from agent.texts import NEW_PROJECT_TASK
+from inference.backend import ChatBackend, Message
 from tools.workspace import iter_files, relative
 
 
@@ -211,10 +211,6 @@ def run_agent(
             )
             if answered:
                 return answered, path
-            aside = None
-            if gate and gate.wants_checks and config.spec_checks:
-                aside = write_spec_checks(new_agent(1, 1), task, gate, note)
-                transcript.write("spec_checks", checks=gate.checks, timings=aside.model_dump())
             result = run_attempts(
                 new_agent,
                 task,
@@ -224,24 +220,13 @@ def run_agent(
                 verify=verify or (lambda: None),
                 note=note,
                 history=history,
-                candidates=Candidates(workspace, gate.score) if aside and gate else None,
             )
-            if aside:
-                result.stats.add(aside, step=False)
             add_stats(asked, result.stats)
             return result.model_copy(update={"stats": asked}), path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None
     finally:
         transcript.close()
-
-
-def write_spec_checks(agent: Agent, task: str, gate: FinishGate, note: Callable[[str], None]) -> Timings:
-    """Have the model write asserts from the task before it writes code (agent/spec_checks.py)."""
-    reply = agent.aside(task, SPEC_CHECKS_REQUEST)
-    gate.checks = spec_checks.parse(reply.text)
-    note(f"wrote {len(gate.checks)} checks from the task, apart from the code ({reply.timings.completion_tokens} tok)")
-    return reply.timings
 
 
 def _result(
