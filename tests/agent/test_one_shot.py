@@ -4,6 +4,7 @@ real model's pass rate is `agent eval`'s question (docs/eval.md); test_one_shot_
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from agent import one_shot
@@ -75,3 +76,31 @@ def test_the_code_is_the_longest_block_that_parses():
     assert one_shot.code_in("```python\ndef f(:\n```") is None
     assert one_shot.code_in("no code") is None
     assert one_shot.top_level_names("import os\n\nclass A:\n    def m(self): ...\n\ndef f(): ...\n") == {"A", "f"}
+
+
+VOWELS = '''def count_vowels(text):
+    """How many of the letters in `text` are vowels (a, e, i, o, u, either case).
+
+    >>> count_vowels("Hello World")
+    3
+    >>> count_vowels("xyz")
+    0
+    """
+    raise NotImplementedError
+'''
+
+
+def test_the_real_model_fills_a_stub_at_every_seed_one_shot_answers_first(embedded, tmp_path):
+    """Three seeds, the real model: each run asks for one-shot answers first and ends finished, its file passing
+    the examples (doctest, run here again) and inputs the examples do not show."""
+    for seed in (1, 2, 3):
+        make_repo(tmp_path / f"s{seed}", {"vowels.py": VOWELS})
+        config = Config(seed=seed, max_steps=6)
+        result = run_task(tmp_path / f"s{seed}", "Implement count_vowels in vowels.py", config, backend=embedded)
+        assert result.run.status == "finished" and result.run.stats.one_shots >= 1, result.run.summary
+        doctest = subprocess.run(
+            ["python", "-m", "doctest", "vowels.py"], cwd=tmp_path / f"s{seed}", capture_output=True, text=True
+        )
+        assert doctest.returncode == 0, doctest.stdout
+        check = "from vowels import count_vowels as c; assert c('AEIOU aeiou') == 10 and c('') == 0"
+        assert subprocess.run(["python", "-c", check], cwd=tmp_path / f"s{seed}").returncode == 0
