@@ -41,26 +41,28 @@ class FinishGate:
     def __call__(self) -> str | None:
         return self.verdict(budget=True)
 
-    def verdict(self, budget: bool = False) -> str | None:
+    def verdict(self, budget: bool = False, seconds: float | None = None) -> str | None:
         """What fails now, or None; `budget`: examples refuse at most DOCTEST_REFUSALS times (for `finish`),
-        else always (a one-shot answer, agent/one_shot.py, counts only if it passes them)."""
-        outcome = run_project_tests(self.workspace, self.config)
+        else always (a one-shot answer, agent/one_shot.py, counts only if it passes them). `seconds`: the
+        check's time limit, when not the configured command_timeout."""
+        config = self.config if seconds is None else self.config.model_copy(update={"command_timeout": seconds})
+        outcome = run_project_tests(self.workspace, config)
         if outcome is not None:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
         if budget and self.refusals >= DOCTEST_REFUSALS:
             return None
-        problem = self._examples()
+        problem = self._examples(config)
         self.refusals += bool(problem and budget)
         return problem
 
-    def _examples(self) -> str | None:
+    def _examples(self, config: Config) -> str | None:
         original = examples.command(self.given, self._python()) if self.given else None
         command = original or project.doctest_command(self.workspace)
         if command is None:
             return None
-        outcome = run_verification(self.workspace, command, self.config)
+        outcome = run_verification(self.workspace, command, config)
         if outcome.passed:
             return None
         edited = examples.changed(self.given, self.workspace)

@@ -22,6 +22,7 @@ from agent.texts import ONE_SHOT_REQUEST
 from inference.backend import Completion
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
+CHECK_SECONDS = 30  # an answer whose check runs longer is taken as wrong (an endless loop cost 120 s, HumanEval/32)
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 
 
@@ -95,7 +96,7 @@ def _check(reply: Completion, path: Path, given: str, gate: FinishGate) -> str |
     if missing:
         return f"it leaves out {', '.join(sorted(missing))}"
     path.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
-    return gate.verdict()
+    return gate.verdict(seconds=CHECK_SECONDS)
 
 
 def _record(
