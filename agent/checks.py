@@ -14,6 +14,7 @@ from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, TIMED_OUT
 from tools.shell import run_command
 
 DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
+EXAMPLES_SECONDS = 30  # docstring examples are one-liners: longer is an endless loop (HumanEval/32 waited 120 s each)
 
 
 class TestOutcome(BaseModel):
@@ -62,7 +63,8 @@ class FinishGate:
         command = original or project.doctest_command(self.workspace)
         if command is None:
             return None
-        outcome = run_verification(self.workspace, command, config)
+        seconds = min(config.command_timeout, EXAMPLES_SECONDS)
+        outcome = run_verification(self.workspace, command, config.model_copy(update={"command_timeout": seconds}))
         if outcome.passed:
             return None
         edited = examples.changed(self.given, self.workspace)
