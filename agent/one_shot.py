@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from agent.checks import FinishGate
+from agent.config import Config
 from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
 from agent.texts import ONE_SHOT_REQUEST
@@ -53,13 +54,14 @@ def top_level_names(source: str) -> set[str]:
 
 
 def try_one_shots(
-    agent: Agent, task: str, gate: FinishGate, count: int, max_tokens: int, transcript: Transcript | None = None
+    agent: Agent, task: str, gate: FinishGate | None, config: Config, transcript: Transcript | None = None
 ) -> tuple[RunResult | None, RunStats]:
-    """Up to `count` one-shot answers for the stub file; the first that passes the gate stays written and is
-    the run's result. None (the file as it was) when none passes; the stats count every answer either way."""
-    started, stats = time.monotonic(), RunStats()
-    name = stub_file(gate)
-    if name is None or count < 1:
+    """Up to `config.one_shots` answers for the gate's stub file; the first that passes the gate stays written
+    and is the run's result. None (the file as it was) when none passes or there is no stub file (or gate);
+    the stats count every answer either way."""
+    started, stats, count = time.monotonic(), RunStats(), config.one_shots
+    name = stub_file(gate) if gate else None
+    if gate is None or name is None or count < 1:
         return None, stats
     path = agent.ctx.workspace / name
     given = path.read_text(encoding="utf-8")
@@ -69,7 +71,7 @@ def try_one_shots(
         reply = agent.aside(
             task,
             question,
-            max_tokens=max_tokens,
+            max_tokens=config.max_tokens,
             temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
             seed=None if seed is None else seed + number - 1,
         )

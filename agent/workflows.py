@@ -16,7 +16,7 @@ from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
 from agent.attempts import add_stats, run_attempts, snapshot_restorer
-from agent.loop import Agent, AgentEvents, RunResult, RunStats
+from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
@@ -204,11 +204,7 @@ def run_agent(
                 )
 
             gate = verify if isinstance(verify, FinishGate) and not history else None
-            answered, asked = (
-                one_shot.try_one_shots(new_agent(1, 1), task, gate, config.one_shots, config.max_tokens, transcript)
-                if gate
-                else (None, RunStats())
-            )
+            answered, asked = one_shot.try_one_shots(new_agent(1, 1), task, gate, config, transcript)
             if answered:
                 return answered, path
             result = run_attempts(
