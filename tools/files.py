@@ -187,7 +187,7 @@ class EditFileTool(Tool):
     name = "edit_file"
     description = (
         "Replace one exact occurrence of `old` with `new` in a file (include enough context to be unique), "
-        "or every occurrence with replace_all."
+        "or every occurrence with replace_all; a name is matched as a whole word."
     )
     Params = EditParams
     multiline_params = frozenset({"old", "new"})
@@ -202,9 +202,10 @@ class EditFileTool(Tool):
         every = str(arguments.get("replace_all", "")).strip().lower().startswith(("true", "yes", "1"))
         if not (isinstance(old, str) and isinstance(new, str) and old) or current is None:
             return f"edit {path}: replace\n{old}\nwith\n{new}"
-        if current.count(old) != 1 and not (every and old in current):
+        count = len(occurrences(old).findall(current))
+        if count != 1 and not (every and count):
             return f"edit {path}: replace\n{old}\nwith\n{new}"
-        return diff_preview(path, current, current.replace(old, new, -1 if every else 1))
+        return diff_preview(path, current, occurrences(old).sub(lambda _: new, current, count=0 if every else 1))
 
     def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
         if not params.old:
@@ -221,24 +222,27 @@ class EditFileTool(Tool):
         text = read_text(path, name)
         if not is_utf8(path):  # writing the decoded text back would replace its undecodable bytes for good
             raise ToolError(f"{name} is not UTF-8 text; edit it with bash (e.g. sed) so its encoding is kept")
-        count = text.count(params.old)
+        found = list(occurrences(params.old).finditer(text))
+        count = len(found)
         if count == 0:
             elsewhere = _found_elsewhere(ctx.workspace, path, params.old)
             raise ToolError(f"`old` text was not found in {name}.{elsewhere or _nearest_line_hint(text, params.old)}")
-        lines = [text[: m.start()].count("\n") + 1 for m in re.finditer(re.escape(params.old), text)]
+        lines = [text[: m.start()].count("\n") + 1 for m in found]
         if count > 1 and not params.replace_all:
             raise ToolError(
                 f"`old` text occurs {count} times in {name} (lines {', '.join(map(str, lines))}); "
                 "include more surrounding lines so it is unique, or, to change all of them (a rename), "
                 "add <replace_all>true</replace_all> to the same edit_file call"
             )
-        write_atomically(ctx.workspace, path, text.replace(params.old, params.new, -1 if params.replace_all else 1))
+        changed = occurrences(params.old).sub(lambda _: params.new, text, count=0 if params.replace_all else 1)
+        write_atomically(ctx.workspace, path, changed)
         where = f"lines {', '.join(map(str, lines))}" if count > 1 else f"line {lines[0]}"
         return f"edited {name} at {where}"
 
     def _files_with(self, ctx: ToolContext, params: EditParams) -> list[str]:
         """The files an edit without `path` is for: every file with `old` (replace_all), else the only one."""
-        found = [relative(ctx.workspace, p) for p in _text_files(ctx.workspace) if params.old in _text_of(p)]
+        pattern = occurrences(params.old)
+        found = [relative(ctx.workspace, p) for p in _text_files(ctx.workspace) if pattern.search(_text_of(p))]
         if not found:
             raise ToolError("`old` text was not found in any file of the project; name the file in <path>")
         if len(found) > 1 and not params.replace_all:
@@ -270,6 +274,12 @@ def diff_preview(path: str, current: str | None, new: str) -> str:
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"[... {len(lines) - MAX_PREVIEW_LINES} more diff lines]\n"]
     return "".join(lines).rstrip("\n") or f"(no change to {path})"
+
+
+def occurrences(old: str) -> re.Pattern[str]:
+    """Where `old` occurs: as a whole word when it is a name (a rename of `total` leaves `subtotal` alone),
+    else anywhere."""
+    return re.compile(rf"(?<!\w){re.escape(old)}(?!\w)" if old.isidentifier() else re.escape(old))
 
 
 def _text_files(workspace: Path, most_files: int = 400) -> list[Path]:

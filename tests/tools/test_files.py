@@ -440,3 +440,13 @@ def test_a_path_1500_folders_deep_is_no_recursion_error(ctx, deep_tree):
     assert ReadFileTool().invoke({"path": deep_tree}, ctx).output.endswith("needle")
     written = WriteFileTool().invoke({"path": deep_tree.replace("deep.txt", "new.txt"), "content": "ok"}, ctx)
     assert not written.is_error, written.output
+
+
+def test_a_name_is_replaced_as_a_whole_word_other_text_anywhere(ctx):
+    (ctx.workspace / "m.py").write_text("total = subtotal + total_tax\nprint(total)\nx = a+b\n")
+    renamed = EditFileTool().invoke({"path": "m.py", "old": "total", "new": "amount", "replace_all": "true"}, ctx)
+    assert renamed.output == "edited m.py at lines 1, 2"
+    assert EditFileTool().invoke({"path": "m.py", "old": "a+b", "new": "a + b"}, ctx).output == "edited m.py at line 3"
+    assert (ctx.workspace / "m.py").read_text() == "amount = subtotal + total_tax\nprint(amount)\nx = a + b\n"
+    new_text = EditFileTool().invoke({"path": "m.py", "old": "amount", "new": r"a\1b", "replace_all": "true"}, ctx)
+    assert not new_text.is_error and (ctx.workspace / "m.py").read_text().startswith(r"a\1b = subtotal")
