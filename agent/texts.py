@@ -19,7 +19,8 @@ Run the tests with `{command}`, fix any failure, then call finish."""
 REFACTOR_TASK = """{instruction}
 
 First find every place to change (search), then change each of them; where a file needs several changes,
-rewrite it whole with write_file. When you are done, run `{command}` to check your change, fix any failure,
+rewrite it whole with write_file. A rename is one edit_file call without a path, with replace_all true: it
+changes the name in every file that has it. When you are done, run `{command}` to check your change, fix any failure,
 then call finish."""
 
 # The `finish` gate's answer while the project's tests (or a refactor's --verify) fail ...
