@@ -1,4 +1,6 @@
-"""The docstring examples (`>>>`) of the functions a run starts as stubs, kept as the run found them.
+"""The docstring examples of the functions a run starts as stubs, kept as the run found them: doctest's
+`>>>` form, and calls written in prose (`f(1, 4) => true`, `f([1, 2]) == 3`, `f('hi') returns 'lm'`: more than
+half of HumanEval's problems give their examples so).
 
 Without tests, the examples are what `finish` is checked against. A small model whose code fails an example
 edits the example instead (seen in HumanEval runs: `(2.0, 2.2)` rewritten to what the code returned), so the
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import re
 import shlex
 from pathlib import Path
 
@@ -28,14 +31,67 @@ RUNNER = (
 )
 
 
+# A call and what it returns, written in prose: `name(literal arguments)`, an arrow or `==` or `returns`, a value
+PROSE_EXAMPLE = re.compile(
+    r"^[ \t]*(?P<call>[A-Za-z_]\w*\(.*\))[ \t]*(?:==>|==|=>|->|➞|returns|should return)[ \t]*>?[ \t]*(?P<want>.+?)[ \t]*$",
+    re.M,
+)
+
+
 class ModuleExamples(BaseModel):
     path: str  # relative to the workspace
     docstrings: list[str]  # each docstring that has examples, as written
+    names: list[str] = []  # the module's top-level functions: prose examples call one of them
 
     def examples(self) -> list[tuple[str, str]]:
         """Each example's source and expected output: what must not change (the prose around them may)."""
-        parser = doctest.DocTestParser()
-        return [(e.source, e.want) for d in self.docstrings for e in parser.get_examples(d)]
+        given = [(e.source, e.want) for d in self.docstrings for e in doctest_examples(d)]
+        return given + [pair for d in self.docstrings for pair in prose_examples(d, set(self.names))]
+
+
+def doctest_examples(docstring: str) -> list[doctest.Example]:
+    """The `>>>` examples, none where doctest cannot read them (inconsistent indentation, as in HumanEval/51)."""
+    try:
+        return doctest.DocTestParser().get_examples(docstring)
+    except ValueError:
+        return []
+
+
+def prose_examples(docstring: str, names: set[str]) -> list[tuple[str, str]]:
+    """The prose examples in `docstring`: (call, expected value) as Python source, where the call is to one of
+    `names` with literal arguments and the value reads as a literal (`true` is True, a final `.` dropped,
+    `("Venus")` a one-tuple); lines that do not read so are prose."""
+    found = []
+    for match in PROSE_EXAMPLE.finditer(docstring):
+        call, want = match.group("call"), _literal(match.group("want"))
+        if want is not None and _literal_call(call, names):
+            found.append((call, want))
+    return found
+
+
+def _literal_call(source: str, names: set[str]) -> bool:
+    try:
+        call = ast.parse(source, mode="eval").body
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in names):
+            return False
+        for argument in [*call.args, *(k.value for k in call.keywords)]:
+            ast.literal_eval(argument)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _literal(text: str) -> str | None:
+    """The expected value as Python source, or None when the text is not a literal (`3 - 0 - 1 = 2`)."""
+    text = re.sub(r"\s+#.*$", "", text).strip().rstrip(".").strip()
+    text = re.sub(r"\b(true|false)\b", lambda m: m.group(1).capitalize(), text)
+    try:
+        value = ast.literal_eval(text)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    if text.startswith("(") and text.endswith(")") and not isinstance(value, tuple):
+        return f"({text[1:-1]},)"  # prose's `("Venus")` is a tuple of one
+    return text
 
 
 def collect(workspace: Path) -> list[ModuleExamples]:
@@ -47,23 +103,27 @@ def collect(workspace: Path) -> list[ModuleExamples]:
         if path.suffix != ".py" or path.is_symlink() or not path.is_file() or path.stat().st_size > MOST_BYTES:
             continue
         text = path.read_text(errors="replace")
-        docstrings = _docstrings_with_examples(text) if ">>>" in text else []  # parse only what may have some
-        if docstrings:
-            found.append(ModuleExamples(path=relative(workspace, path), docstrings=docstrings))
+        if ">>>" in text or PROSE_EXAMPLE.search(text):  # parse only what may have some
+            module = _module_examples(relative(workspace, path), text)
+            if module.docstrings:
+                found.append(module)
     return found
 
 
-def _docstrings_with_examples(source: str, stubs_only: bool = True) -> list[str]:
-    """The docstrings with examples of the stubs (functions whose body is only `raise NotImplementedError`,
-    `pass` or `...`): a stub's docstring is what the task asks for; a working function's may change with it."""
+def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleExamples:
+    """The docstrings with examples of the module's stubs (functions whose body is only `raise
+    NotImplementedError`, `pass` or `...`; `stubs_only=False`: of all functions): a stub's docstring is what
+    the task asks for; a working function's may change with it."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return []
+        return ModuleExamples(path=path, docstrings=[])
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
     chosen = [n for n in functions if not stubs_only or _is_stub(n)]
-    docstrings = (ast.get_docstring(n, clean=True) for n in chosen)
-    return [d for d in docstrings if d and ">>>" in d]
+    docstrings = [d for d in (ast.get_docstring(n, clean=True) for n in chosen) if d]
+    with_examples = [d for d in docstrings if doctest_examples(d) or prose_examples(d, set(names))]
+    return ModuleExamples(path=path, docstrings=with_examples, names=names)
 
 
 def _is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -92,10 +152,34 @@ def command(modules: list[ModuleExamples], python: str = "python") -> str | None
 
 
 def _as_doctest(module: ModuleExamples) -> str:
-    """The module's examples under an import of the module (its private names too, as in its own docstrings)."""
+    """The module's examples under an import of the module (its private names too, as in its own docstrings).
+    An expected value is written as Python writes it (`"21"` as `'21'`, `6.00` as `6.0`, a list over two lines
+    on one), as the code's output will be; `>>> f(x) == y` with nothing expected expects True, as meant."""
     name = module.path.removesuffix(".py").replace("/", ".")
+    given = [(e.source, e.want) for d in module.docstrings for e in doctest_examples(d)]
+    prose = [pair for d in module.docstrings for pair in prose_examples(d, set(module.names))]
     setup = f">>> import {name} as _module; globals().update(vars(_module))\n\n"
-    return setup + "".join(f"{docstring}\n\n" for docstring in module.docstrings)
+    return setup + "".join(_as_example(source, want) for source, want in given + prose)
+
+
+def _as_example(source: str, want: str) -> str:
+    source, want = source.rstrip("\n"), want.rstrip("\n")
+    if not want.strip() and isinstance(_expression(source), ast.Compare):
+        want = "True"
+    if "..." not in want and want.strip():
+        try:
+            value = ast.literal_eval(want.strip())
+            want = "" if value is None else repr(value)  # Python's prompt shows nothing for None
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            pass
+    return ">>> " + "\n... ".join(source.split("\n")) + "\n" + (want + "\n" if want else "") + "\n"
+
+
+def _expression(source: str) -> ast.expr | None:
+    try:
+        return ast.parse(source, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def changed(before: list[ModuleExamples], workspace: Path) -> list[str]:
@@ -105,7 +189,7 @@ def changed(before: list[ModuleExamples], workspace: Path) -> list[str]:
     for module in before:
         path = workspace / module.path
         source = path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
-        now = ModuleExamples(path=module.path, docstrings=_docstrings_with_examples(source, stubs_only=False))
+        now = _module_examples(module.path, source, stubs_only=False)
         if not set(module.examples()) <= set(now.examples()):
             edited.append(module.path)
     return edited

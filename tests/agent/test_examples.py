@@ -89,3 +89,69 @@ def test_finish_is_refused_when_the_code_passes_only_an_edited_example(scripted,
     assert "finish refused" in refusal and "Expected:\n    (2.0, 2.2)\nGot:\n    (1.0, 3.0)" in refusal
     assert "The docstring examples in solution.py were changed" in refusal
     assert "(2.0, 2.2)" in (tmp_path / "r" / "solution.py").read_text()
+
+
+PROSE = '''def is_simple_power(x, n):
+    """Whether x is a power of n. For example:
+    is_simple_power(1, 4) => true
+    is_simple_power(3, 2) => false
+    is_simple_power(8, 2) should return True.
+    triangle(3, 4, 5) == 6.00
+    tri(n) = 1 + n / 2, if n is even.
+    is_simple_power(x, 2) => false
+    Returns 3 - 0 - 1 = 2
+    """
+    raise NotImplementedError
+
+
+def triangle(a, b, c):
+    """Its area, e.g. triangle(3, 4, 5) == 6.00 (prose around it: not an example)."""
+    raise NotImplementedError
+
+
+def planets(a):
+    """planets("Earth") ==> ("Venus")
+    >>> planets("Mars") == ("Earth", "Venus")
+    >>> planets("Pluto")
+    None
+    >>> planets("Sun")
+    "none"
+    """
+    raise NotImplementedError
+'''
+
+
+def test_examples_written_in_prose_are_checked_as_values(tmp_path):
+    """The forms HumanEval's problems use (more than half of them have no `>>>` example): `=>`, `==`, `➞`,
+    `returns`, `should return`; a call with a name (`x`) or a value that is not a literal is prose."""
+    (tmp_path / "solution.py").write_text(PROSE)
+    [module] = examples.collect(tmp_path)
+    pairs = [p for d in module.docstrings for p in examples.prose_examples(d, set(module.names))]
+    assert pairs == [
+        ("is_simple_power(1, 4)", "True"),
+        ("is_simple_power(3, 2)", "False"),
+        ("is_simple_power(8, 2)", "True"),
+        ("triangle(3, 4, 5)", "6.00"),
+        ('planets("Earth")', '("Venus",)'),
+    ]
+    right = (
+        PROSE.replace("raise NotImplementedError", "return x == 1 or x in (n, n * n, n**3)", 1)
+        .replace("raise NotImplementedError", "return 6.0", 1)
+        .replace(
+            "raise NotImplementedError",
+            'return {"Earth": ("Venus",), "Mars": ("Earth", "Venus"), "Sun": "none"}.get(a)',
+        )
+    )
+    (tmp_path / "solution.py").write_text(right)
+    command = examples.command([module])
+    assert command and run(command, tmp_path).returncode == 0, run(command, tmp_path).stdout
+    (tmp_path / "solution.py").write_text(right.replace("return 6.0", "return 6.5"))
+    failed = run(command, tmp_path).stdout
+    assert "Failed example:\n    triangle(3, 4, 5)\nExpected:\n    6.0\nGot:\n    6.5" in failed
+
+
+def test_a_docstring_doctest_cannot_read_has_no_examples_and_breaks_nothing(tmp_path):
+    """HumanEval/51's docstring: a `\\n` inside an example makes doctest raise ValueError."""
+    (tmp_path / "solution.py").write_text('def f(t):\n    """\n    >>> f("a\\nb")\n    \'ab\'\n    """\n    pass\n')
+    assert examples.collect(tmp_path) == []
+    assert examples.changed([examples.ModuleExamples(path="solution.py", docstrings=[])], tmp_path) == []
