@@ -226,6 +226,8 @@ class EditFileTool(Tool):
         count = len(found)
         if count == 0:
             elsewhere = _found_elsewhere(ctx.workspace, path, params.old)
+            if not elsewhere and len(params.new.strip()) > 2 and occurrences(params.new).search(text):  # made twice
+                raise ToolError(f"`old` text was not found in {name}, and `new` is there: the edit is made already")
             raise ToolError(f"`old` text was not found in {name}.{elsewhere or _nearest_line_hint(text, params.old)}")
         lines = [text[: m.start()].count("\n") + 1 for m in found]
         if count > 1 and not params.replace_all:
@@ -244,7 +246,10 @@ class EditFileTool(Tool):
         pattern = occurrences(params.old)
         found = [relative(ctx.workspace, p) for p in _text_files(ctx.workspace) if pattern.search(_text_of(p))]
         if not found:
-            raise ToolError("`old` text was not found in any file of the project; name the file in <path>")
+            new = occurrences(params.new)
+            done = [relative(ctx.workspace, p) for p in _text_files(ctx.workspace) if new.search(_text_of(p))]
+            already = f"; `new` is in {', '.join(done[:10])}: the change looks done already" if done else ""
+            raise ToolError(f"`old` text was not found in any file of the project{already}")
         if len(found) > 1 and not params.replace_all:
             raise ToolError(
                 f"`old` text is in {len(found)} files ({', '.join(found[:10])}); name the file in <path>, or add "

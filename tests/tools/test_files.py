@@ -450,3 +450,15 @@ def test_a_name_is_replaced_as_a_whole_word_other_text_anywhere(ctx):
     assert (ctx.workspace / "m.py").read_text() == "amount = subtotal + total_tax\nprint(amount)\nx = a + b\n"
     new_text = EditFileTool().invoke({"path": "m.py", "old": "amount", "new": r"a\1b", "replace_all": "true"}, ctx)
     assert not new_text.is_error and (ctx.workspace / "m.py").read_text().startswith(r"a\1b = subtotal")
+
+
+def test_an_edit_made_twice_says_it_is_made_already(ctx):
+    """Seen in a refactor run: the path-less rename succeeded, then the model sent it twice more and read only
+    "not found"; it never ran the check."""
+    (ctx.workspace / "a.py").write_text("def calc_total():\n    pass\n")
+    call = {"old": "calc_total", "new": "compute_total", "replace_all": "true"}
+    assert not EditFileTool().invoke(call, ctx).is_error
+    again = EditFileTool().invoke(call, ctx)
+    assert again.is_error and "`new` is in a.py: the change looks done already" in again.output
+    twice = EditFileTool().invoke({**call, "path": "a.py"}, ctx)
+    assert twice.is_error and "and `new` is there: the edit is made already" in twice.output
