@@ -21,6 +21,7 @@ from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
 from agent.texts import ONE_SHOT_REQUEST
 from inference.backend import Completion
+from tools.workspace import relative
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CHECK_SECONDS = 30  # an answer whose check runs longer is taken as wrong (an endless loop cost 120 s, HumanEval/32)
@@ -35,12 +36,24 @@ def stub_file(gate: FinishGate) -> str | None:
 def code_in(reply: str) -> str | None:
     """The reply's longest fenced code block, when it is Python that parses."""
     blocks = CODE_BLOCK.findall(reply)
-    code = max(blocks, key=len) if blocks else ""
+    return python(max(blocks, key=len)) if blocks else None
+
+
+def python(code: str) -> str | None:
+    """`code` when it is Python that parses, else None."""
     try:
         ast.parse(code)
     except (SyntaxError, ValueError):
         return None
     return code if code.strip() else None
+
+
+def written_in_call(agent: Agent, reply: Completion, name: str) -> str | None:
+    """The content of a write_file call for `name` in the reply: asked for a code block, the model sometimes
+    writes the file with its tool instead (HumanEval/20's first answer)."""
+    calls = agent.protocol.parse(reply, agent.toolbox).calls
+    contents = [c.arguments.get("content") for c in calls if c.name == "write_file" and c.arguments.get("path") == name]
+    return python(contents[-1]) if contents and isinstance(contents[-1], str) else None
 
 
 def top_level_names(source: str) -> set[str]:
@@ -77,7 +90,7 @@ def try_one_shots(
         )
         stats.add(reply.timings, step=False)
         stats.one_shots += 1
-        problem = _check(reply, path, given, gate)
+        problem = _check(agent, reply, path, given, gate)
         _record(agent, transcript, number, count, reply, problem)
         if problem is None:
             summary = f"one-shot answer {number} of {count} for {name} passes the task's check"
@@ -89,9 +102,9 @@ def try_one_shots(
     return None, stats
 
 
-def _check(reply: Completion, path: Path, given: str, gate: FinishGate) -> str | None:
+def _check(agent: Agent, reply: Completion, path: Path, given: str, gate: FinishGate) -> str | None:
     """What is wrong with this answer (written to `path` and checked by the gate), or None."""
-    code = code_in(reply.text)
+    code = code_in(reply.text) or written_in_call(agent, reply, relative(agent.ctx.workspace, path))
     if code is None:
         return "no Python code block in the reply"
     missing = top_level_names(given) - top_level_names(code)

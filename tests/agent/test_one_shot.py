@@ -59,6 +59,17 @@ def test_when_no_answer_passes_the_loop_starts_from_the_file_as_given(scripted, 
     assert "no Python code block" in text and "it leaves out helper" in text and "docstring examples" in text
 
 
+def test_an_answer_written_as_a_write_file_call_counts(scripted, tmp_path):
+    """Asked for a code block, the model sometimes writes the file with its tool (HumanEval/20's first answer)."""
+    make_repo(tmp_path / "r", {"calc.py": STUB})
+    code = STUB.replace("raise NotImplementedError", "return a + b")
+    call = f"<write_file>\n<path>calc.py</path>\n<content>\n{code}</content>\n</write_file>"
+    backend = scripted([call])
+    result = run_task(tmp_path / "r", "Implement add", Config(one_shots=2), backend=backend)
+    assert result.run.status == "finished" and "one-shot answer 1 of 2" in result.run.summary
+    assert "return a + b" in (tmp_path / "r" / "calc.py").read_text()
+
+
 def test_no_answer_is_asked_without_a_stub_file_or_when_turned_off(scripted, tmp_path):
     make_repo(tmp_path / "r", {"calc.py": STUB})
     backend = scripted(["<finish><summary>x</summary></finish>"])
