@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import re
 import time
-from pathlib import Path
 
 from agent.checks import FinishGate
 from agent.config import Config
@@ -21,7 +20,6 @@ from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
 from agent.texts import ONE_SHOT_REQUEST
 from inference.backend import Completion
-from tools.workspace import relative
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CHECK_SECONDS = 30  # an answer whose check runs longer is taken as wrong (an endless loop cost 120 s, HumanEval/32)
@@ -90,7 +88,11 @@ def try_one_shots(
         )
         stats.add(reply.timings, step=False)
         stats.one_shots += 1
-        problem = _check(agent, reply, path, given, gate)
+        try:
+            problem = _check(agent, reply, name, given, gate)
+        except BaseException:  # Ctrl-C while the answer is checked: the file as the task gave it
+            path.write_text(given, encoding="utf-8")
+            raise
         _record(agent, transcript, number, count, reply, problem)
         if problem is None:
             summary = f"one-shot answer {number} of {count} for {name} passes the task's check"
@@ -102,9 +104,10 @@ def try_one_shots(
     return None, stats
 
 
-def _check(agent: Agent, reply: Completion, path: Path, given: str, gate: FinishGate) -> str | None:
-    """What is wrong with this answer (written to `path` and checked by the gate), or None."""
-    code = code_in(reply.text) or written_in_call(agent, reply, relative(agent.ctx.workspace, path))
+def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:
+    """What is wrong with this answer (written to the file `name` and checked by the gate), or None."""
+    path = agent.ctx.workspace / name
+    code = code_in(reply.text) or written_in_call(agent, reply, name)
     if code is None:
         return "no Python code block in the reply"
     missing = top_level_names(given) - top_level_names(code)
