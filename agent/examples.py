@@ -84,10 +84,13 @@ def _literal_call(source: str, names: set[str]) -> bool:
 def _literal(text: str) -> str | None:
     """The expected value as Python source, or None when the text is not a literal (`3 - 0 - 1 = 2`)."""
     text = re.sub(r"\s+#.*$", "", text).strip().rstrip(".").strip()
-    text = re.sub(r"\b(true|false)\b", lambda m: m.group(1).capitalize(), text)
-    try:
-        value = ast.literal_eval(text)
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+    for candidate in (text, re.sub(r"\b(true|false)\b", lambda m: m.group(1).capitalize(), text)):
+        try:
+            value, text = ast.literal_eval(candidate), candidate
+            break
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            continue
+    else:
         return None
     if text.startswith("(") and text.endswith(")") and not isinstance(value, tuple):
         return f"({text[1:-1]},)"  # prose's `("Venus")` is a tuple of one

@@ -134,6 +134,7 @@ def test_examples_written_in_prose_are_checked_as_values(tmp_path):
         ("triangle(3, 4, 5)", "6.00"),
         ('planets("Earth")', '("Venus",)'),
     ]
+    assert examples.prose_examples('f("x") => "true love"', {"f"}) == [('f("x")', '"true love"')], "a string stays"
     right = (
         PROSE.replace("raise NotImplementedError", "return x == 1 or x in (n, n * n, n**3)", 1)
         .replace("raise NotImplementedError", "return 6.0", 1)
