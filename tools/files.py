@@ -213,8 +213,20 @@ class EditFileTool(Tool):
         if params.old == params.new:
             raise ToolError("`old` and `new` are identical, so nothing would change; write the changed text in `new`")
         if params.path is None:  # a small model's natural rename: `old`, `new`, replace_all, no file named
-            return ToolResult(output="; ".join(self._edit(ctx, name, params) for name in self._files_with(ctx, params)))
+            return self._edit_each(ctx, params)
         return ToolResult(output=self._edit(ctx, params.path, params))
+
+    def _edit_each(self, ctx: ToolContext, params: EditParams) -> ToolResult:
+        """Every file an edit without `path` is for; one that cannot be edited is named, the others done."""
+        done, failed = [], []
+        for name in self._files_with(ctx, params):
+            try:
+                done.append(self._edit(ctx, name, params))
+            except ToolError as exc:
+                failed.append(f"not {name}: {exc}")
+        if not done:
+            raise ToolError("; ".join(failed))
+        return ToolResult(output="; ".join(done + failed))
 
     def _edit(self, ctx: ToolContext, name: str, params: EditParams) -> str:
         refuse_when_read_only(ctx, name)

@@ -462,3 +462,11 @@ def test_an_edit_made_twice_says_it_is_made_already(ctx):
     assert again.is_error and "`new` is in a.py: the change looks done already" in again.output
     twice = EditFileTool().invoke({**call, "path": "a.py"}, ctx)
     assert twice.is_error and "and `new` is there: the edit is made already" in twice.output
+
+
+def test_a_rename_without_a_path_names_a_file_it_could_not_change_and_changes_the_rest(ctx):
+    (ctx.workspace / "a.py").write_text("calc_total = 1\n")
+    (ctx.workspace / "b.txt").write_bytes(b"calc_total \xff\n")  # not UTF-8: left for bash
+    result = EditFileTool().invoke({"old": "calc_total", "new": "compute_total", "replace_all": "true"}, ctx)
+    assert not result.is_error and result.output.startswith("edited a.py at line 1; not b.txt: b.txt is not UTF-8")
+    assert (ctx.workspace / "b.txt").read_bytes() == b"calc_total \xff\n"
