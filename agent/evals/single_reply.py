@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from agent import repo as gitrepo
 from agent.config import Config
 from agent.evals.tasks import EvalTask
 from agent.loop import RunResult, RunStats
+from agent.one_shot import CODE_BLOCK
 from agent.workflows import WorkflowResult
 from inference.backend import ChatBackend, Message, Sampling
 from agent.errors import UserError
 
 SYSTEM = "You are an expert programmer. Answer with the complete file in one fenced code block."
-CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 
 
 def single_reply(task: EvalTask, work: Path, config: Config, backend: ChatBackend) -> WorkflowResult:
