@@ -1,6 +1,6 @@
 """One-shot answers before the loop (agent/one_shot.py): a scripted model's answers, checked by real Python
 against real files in a real git repository, decide whether the tool loop runs at all. Whether they raise the
-real model's pass rate is `agent eval`'s question (docs/eval.md); test_one_shot_real.py runs the real model."""
+real model's pass rate is `agent eval`'s question (docs/eval.md); the last test runs the real model."""
 
 from __future__ import annotations
 
