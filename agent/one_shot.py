@@ -79,6 +79,8 @@ def try_one_shots(
     question = ONE_SHOT_REQUEST.format(path=name)
     seed = agent.sampling.seed
     for number in range(1, count + 1):
+        if agent.events:  # the answer is not streamed to the display: say what the wait is for
+            agent.events.on_note(f"asking for {name} whole in one reply (one-shot answer {number} of {count}) ...")
         reply = agent.aside(
             task,
             question,
