@@ -5,7 +5,6 @@ Everything the model, a tool or the repository wrote goes through `plain`: never
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 
 import git
@@ -72,10 +71,9 @@ class ChatDisplay(StatusLine):
             self.console.print(plain(str(args.get("summary", "")).strip(), "bold"), highlight=False, soft_wrap=True)
             return
         if call.name in ("write_file", "edit_file"):
-            edited = re.findall(r"edited (\S+) at", result.output)  # an edit_file without a path: each file
-            paths = [str(args["path"])] if args.get("path") else edited
+            paths = result.files or [str(args.get("path") or "")]  # an edit_file without a path: each file
             self.console.print(plain(f"✎ {', '.join(paths)}", "bold cyan"), highlight=False)  # one style: one run
-            for path in paths if not result.is_error else []:
+            for path in result.files:
                 self._diff(path)
         elif call.name == "bash":
             self.console.print(plain(f"$ {args.get('command', '')}", "bold green"), highlight=False)

@@ -24,6 +24,7 @@ from tools.secrets import redact_secrets
 class ToolResult(BaseModel):
     output: str
     is_error: bool = False
+    files: list[str] = []  # the workspace files the call wrote (what a display shows the diff of)
 
     @classmethod
     def error(cls, message: str) -> "ToolResult":

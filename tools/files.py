@@ -159,7 +159,8 @@ class WriteFileTool(Tool):
         existed = path.exists()
         write_atomically(ctx.workspace, path, content)
         verb = "overwrote" if existed else "created"
-        return ToolResult(output=f"{verb} {relative(ctx.workspace, path)} ({content.count(chr(10))} lines)")
+        name = relative(ctx.workspace, path)
+        return ToolResult(output=f"{verb} {name} ({content.count(chr(10))} lines)", files=[name])
 
 
 class EditParams(BaseModel):
@@ -214,19 +215,20 @@ class EditFileTool(Tool):
             raise ToolError("`old` and `new` are identical, so nothing would change; write the changed text in `new`")
         if params.path is None:  # a small model's natural rename: `old`, `new`, replace_all, no file named
             return self._edit_each(ctx, params)
-        return ToolResult(output=self._edit(ctx, params.path, params))
+        return ToolResult(output=self._edit(ctx, params.path, params), files=[params.path])
 
     def _edit_each(self, ctx: ToolContext, params: EditParams) -> ToolResult:
         """Every file an edit without `path` is for; one that cannot be edited is named, the others done."""
-        done, failed = [], []
+        done, edited, failed = [], [], []
         for name in self._files_with(ctx, params):
             try:
                 done.append(self._edit(ctx, name, params))
+                edited.append(name)
             except ToolError as exc:
                 failed.append(f"not {name}: {exc}")
         if not done:
             raise ToolError("; ".join(failed))
-        return ToolResult(output="; ".join(done + failed))
+        return ToolResult(output="; ".join(done + failed), files=edited)
 
     def _edit(self, ctx: ToolContext, name: str, params: EditParams) -> str:
         refuse_when_read_only(ctx, name)

@@ -251,6 +251,7 @@ def test_a_rename_without_a_path_changes_every_file_that_has_the_name(ctx):
     done = EditFileTool().invoke(call, ctx)
     assert not done.is_error
     assert done.output == "edited cart.py at lines 1, 3; edited pricing.py at line 1"
+    assert done.files == ["cart.py", "pricing.py"], "what a display shows the diffs of"
     assert "compute_total" in (ctx.workspace / "pricing.py").read_text()
     assert (ctx.workspace / "ignored.py").read_text() == "calc_total\n", "ignored files stay as they are"
     assert (ctx.workspace / "other.py").read_text() == "x = 1\n"
