@@ -42,29 +42,27 @@ class FinishGate:
     def __call__(self) -> str | None:
         return self.verdict(budget=True)
 
-    def verdict(self, budget: bool = False, seconds: float | None = None) -> str | None:
+    def verdict(self, budget: bool = False) -> str | None:
         """What fails now, or None; `budget`: examples refuse at most DOCTEST_REFUSALS times (for `finish`),
-        else always (a one-shot answer, agent/one_shot.py, counts only if it passes them). `seconds`: the
-        check's time limit, when not the configured command_timeout."""
-        config = self.config if seconds is None else self.config.model_copy(update={"command_timeout": seconds})
-        outcome = run_project_tests(self.workspace, config)
+        else always (a one-shot answer, agent/one_shot.py, counts only if it passes them)."""
+        outcome = run_project_tests(self.workspace, self.config)
         if outcome is not None:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
         if budget and self.refusals >= DOCTEST_REFUSALS:
             return None
-        problem = self._examples(config)
+        problem = self._examples()
         self.refusals += bool(problem and budget)
         return problem
 
-    def _examples(self, config: Config) -> str | None:
+    def _examples(self) -> str | None:
         original = examples.command(self.given, self._python()) if self.given else None
         command = original or project.doctest_command(self.workspace)
         if command is None:
             return None
-        seconds = min(config.command_timeout, EXAMPLES_SECONDS)
-        outcome = run_verification(self.workspace, command, config.model_copy(update={"command_timeout": seconds}))
+        seconds = min(self.config.command_timeout, EXAMPLES_SECONDS)
+        outcome = run_verification(self.workspace, command, self.config.model_copy(update={"command_timeout": seconds}))
         if outcome.passed:
             return None
         edited = examples.changed(self.given, self.workspace)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import time
+from typing import Callable
 
 from agent.checks import FinishGate
 from agent.config import Config
@@ -22,7 +23,6 @@ from agent.texts import ONE_SHOT_REQUEST
 from inference.backend import Completion
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
-CHECK_SECONDS = 30  # an answer whose check runs longer is taken as wrong (an endless loop cost 120 s, HumanEval/32)
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 
 
@@ -65,15 +65,21 @@ def top_level_names(source: str) -> set[str]:
 
 
 def try_one_shots(
-    agent: Agent, task: str, gate: FinishGate | None, config: Config, transcript: Transcript | None = None
+    new_agent: Callable[[], Agent],
+    task: str,
+    gate: FinishGate | None,
+    config: Config,
+    transcript: Transcript | None = None,
 ) -> tuple[RunResult | None, RunStats]:
-    """Up to `config.one_shots` answers for the gate's stub file; the first that passes the gate stays written
-    and is the run's result. None (the file as it was) when none passes or there is no stub file (or gate);
-    the stats count every answer either way."""
+    """Up to `config.one_shots` answers for the gate's stub file, asked through the agent `new_agent()` builds
+    (only when there is such a file); the first that passes the gate stays written and is the run's result.
+    None (the file as it was) when none passes or there is no stub file (or gate); the stats count every
+    answer either way."""
     started, stats, count = time.monotonic(), RunStats(), config.one_shots
     name = stub_file(gate) if gate else None
     if gate is None or name is None or count < 1:
         return None, stats
+    agent = new_agent()
     path = agent.ctx.workspace / name
     given = path.read_text(encoding="utf-8")
     question = ONE_SHOT_REQUEST.format(path=name)
@@ -116,7 +122,7 @@ def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishG
     if missing:
         return f"it leaves out {', '.join(sorted(missing))}"
     path.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
-    return gate.verdict(seconds=CHECK_SECONDS)
+    return gate.verdict()  # examples get 30 s at most there (checks.EXAMPLES_SECONDS)
 
 
 def _record(

@@ -204,7 +204,7 @@ def run_agent(
                 )
 
             gate = verify if isinstance(verify, FinishGate) and not history else None
-            answered, asked = one_shot.try_one_shots(new_agent(1, 1), task, gate, config, transcript)
+            answered, asked = one_shot.try_one_shots(lambda: new_agent(1, 1), task, gate, config, transcript)
             if answered:
                 return answered, path
             result = run_attempts(
