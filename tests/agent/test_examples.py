@@ -157,7 +157,7 @@ def test_a_docstring_doctest_cannot_read_has_no_examples_and_breaks_nothing(tmp_
     """HumanEval/51's docstring: a `\\n` inside an example makes doctest raise ValueError."""
     (tmp_path / "solution.py").write_text('def f(t):\n    """\n    >>> f("a\\nb")\n    \'ab\'\n    """\n    pass\n')
     assert examples.collect(tmp_path) == []
-    unreadable = examples.ModuleExamples(path="solution.py", docstrings=['    >>> f("a\nb")\n    \'ab\''])
+    unreadable = examples.ModuleExamples(path="solution.py", docstrings=["    >>> f(\"a\nb\")\n    'ab'"])
     assert unreadable.examples() == [], "no ValueError"
     assert examples.changed([unreadable], tmp_path) == []
 
