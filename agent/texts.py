@@ -23,14 +23,15 @@ rewrite it whole with write_file. A rename is one edit_file call without a path,
 changes the name in every file that has it. When you are done, run `{command}` to check your change, fix any failure,
 then call finish."""
 
+# Asks for the stub file whole in one reply, before the tool loop (agent/one_shot.py).
+ONE_SHOT_REQUEST = """\
+Before any tool call: reply with the complete new {path}, every stub implemented so that it does what its
+docstring says, in one fenced Python code block. Keep every name, signature and docstring. No tool call."""
+
 # The `finish` gate's answer while the project's tests (or a refactor's --verify) fail ...
 CHECK_FAILS = "`{command}` fails:\n{output}"
 # ... while a project without tests fails the docstring examples the run started with (agent/examples.py) ...
 EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
-# ... asks for the stub file whole in one reply, before the tool loop (agent/one_shot.py) ...
-ONE_SHOT_REQUEST = """\
-Before any tool call: reply with the complete new {path}, every stub implemented so that it does what its
-docstring says, in one fenced Python code block. Keep every name, signature and docstring. No tool call."""
 # ... a check that ran past its time (an endless loop, often) ...
 TIMED_OUT = "(it did not end within {seconds:.0f} s and was stopped: look for a loop that never ends)\n{output}"
 # ... and when those examples were edited.
