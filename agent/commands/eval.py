@@ -32,6 +32,11 @@ def run_cmd(
     suite: str = typer.Argument(..., help="humaneval, humaneval-40, or a folder of task folders."),
     seeds: str = typer.Option("1", "--seeds", help="Comma-separated seeds; each task runs once per seed."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks of the suite.", min=1),
+    only: Optional[str] = typer.Option(
+        None,
+        "--tasks",
+        help="Only these tasks (comma-separated ids, e.g. HumanEval-100,HumanEval-108), before --limit.",
+    ),
     mode: str = typer.Option(
         "agent",
         "--mode",
@@ -65,7 +70,7 @@ def run_cmd(
     if (mode == "command") != bool(agent_command):
         raise UserError("--agent-command goes with --mode command (and --mode command needs it)")
     seed_list = _seeds(seeds)
-    tasks = load_suite(suite)[:limit]
+    tasks = _chosen(load_suite(suite), only)[:limit]
     config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False))
     backend_label = config.endpoint or (f"profile {config.profile}" if config.profile else config.model)
     settings = EvalSettings(
@@ -143,6 +148,20 @@ def load_suite(name: str):
     if name in BUILT_IN:
         return load_humaneval(subset=name == "humaneval-40")
     return load_folder_suite(Path(name))
+
+
+def _chosen(tasks: list, only: str | None) -> list:
+    """The suite's tasks named in `only` (all without it), in the suite's order."""
+    if only is None:
+        return tasks
+    wanted = [part for part in only.replace(" ", "").split(",") if part]
+    unknown = sorted(set(wanted) - {t.id for t in tasks})
+    if unknown or not wanted:
+        example = ", ".join(t.id for t in tasks[:2])
+        raise UserError(
+            f"--tasks: no task {', '.join(unknown) or '(none given)'} in this suite (its ids: {example}, ...)"
+        )
+    return [t for t in tasks if t.id in wanted]
 
 
 def _seeds(text: str) -> list[int]:

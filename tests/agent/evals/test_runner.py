@@ -108,6 +108,16 @@ def test_bad_suites_and_seeds_are_one_line_errors(tmp_path):
     assert out.exit_code == 1 and "--seeds '1,x'" in out.output
     out = runner.invoke(app, ["eval", "compare", str(tmp_path)])
     assert out.exit_code == 1 and "not a results folder" in out.output
+    out = runner.invoke(app, ["eval", "run", "humaneval", "--tasks", "HumanEval-0,HumanEval-999"])
+    assert out.exit_code == 1 and "--tasks: no task HumanEval-999 in this suite (its ids: HumanEval-0" in out.output
+
+
+def test_tasks_chooses_by_id_in_the_suites_order():
+    from agent.commands.eval import _chosen, load_suite
+
+    chosen = _chosen(load_suite("humaneval"), "HumanEval-108, HumanEval-100")
+    assert [t.id for t in chosen] == ["HumanEval-100", "HumanEval-108"]
+    assert len(_chosen(load_suite("humaneval"), None)) == 164
 
 
 @pytest.mark.model
