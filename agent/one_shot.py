@@ -26,7 +26,7 @@ from agent.config import Config
 from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
 from agent.texts import ONE_SHOT_REQUEST
-from inference.backend import Completion
+from inference.backend import CUT, Completion
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
@@ -168,7 +168,9 @@ def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishG
     path = agent.ctx.workspace / name
     code = code_in(reply.text) or written_in_call(agent, reply, name)
     if code is None:
-        return "no Python code block in the reply"
+        return (
+            "it fell into repetition and was cut" if reply.finish_reason == CUT else "no Python code block in the reply"
+        )
     missing = top_level_names(given) - top_level_names(code)
     if missing:
         return f"it leaves out {', '.join(sorted(missing))}"

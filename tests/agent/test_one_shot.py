@@ -71,6 +71,19 @@ def test_when_no_two_answers_agree_the_first_that_passed_is_the_result(scripted,
     assert "return a + 3" in (tmp_path / "r" / "calc.py").read_text(), "as before probes: no evidence against it"
 
 
+def test_an_answer_that_falls_into_repetition_is_cut_as_it_streams_and_the_next_is_asked(scripted, tmp_path):
+    """HumanEval/76: two one-shot answers of 2,048 tokens (`if n == 0: return False` over and over), 400 s."""
+    make_repo(tmp_path / "r", {"calc.py": STUB})
+    looping = (
+        "```python\ndef add(a, b):\n" + "    if a == 0:\n        return b\n    if a == 1:\n        return b + 1\n" * 200
+    )
+    backend = scripted([looping, answer("return a + b")])
+    result = run_task(tmp_path / "r", "Implement add", Config(one_shots=2), backend=backend)
+    assert "one-shot answer 2 of 2" in result.run.summary
+    first = next(json.loads(line) for line in Path(result.transcript).read_text().splitlines() if '"one_shot"' in line)
+    assert first["problem"] == "it fell into repetition and was cut" and len(first["text"]) < len(looping) / 5
+
+
 def test_when_no_answer_passes_the_loop_starts_from_the_file_as_given(scripted, tmp_path):
     make_repo(tmp_path / "r", {"calc.py": HELPER + STUB})
     replies = [
