@@ -57,7 +57,7 @@ class FinishGate:
         return problem
 
     def _examples(self) -> str | None:
-        original = examples.command(self.given, self.python()) if self.given else None
+        original = examples.command(self.given, self._python()) if self.given else None
         command = original or project.doctest_command(self.workspace)
         if command is None:
             return None
@@ -69,8 +69,7 @@ class FinishGate:
         told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
         return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")
 
-    def python(self) -> str:
-        """The project's Python (its .venv's when it has one): what its code runs under."""
+    def _python(self) -> str:
         return project.python_test_command(self.workspace).split()[0]
 
 

@@ -1,13 +1,10 @@
 """One-shot answers before the tool loop: where the task is one file of stubs to fill in and the run has a
 check for it (the project's tests, else the stubs' docstring examples as given), ask for the whole file in
-one reply a few times. The first answer (at the configured temperature) is taken when it passes the check; a
-later, hotter one that passes is taken only when another that passed agrees with it on inputs the examples do
-not show (agent/probes.py), else the first that passed once the answers are spent.
+one reply a few times, and take the first that passes the check.
 
 Why: measured on HumanEval (docs/eval.md), the 1.5B model answering once solves as many problems as the tool
 loop at a quarter of the wall time, and the two fail different problems; a one-shot answer that fails the
-check costs one reply, not a context of failed edits. First answers that passed were right 22 of 22 times,
-later hotter ones 4 of 7: those need a second opinion. The loop runs only when no answer passes, from the
+check costs one reply, not a context of failed edits. The loop runs only when no answer passes, from the
 file as the task gave it. The question shares the run's first message, so the engine's cache serves it, and
 the answers leave no trace in the loop's conversation."""
 
@@ -18,9 +15,6 @@ import re
 import time
 from typing import Callable
 
-from pydantic import BaseModel
-
-from agent import probes
 from agent.checks import FinishGate
 from agent.config import Config
 from agent.loop import Agent, RunResult, RunStats
@@ -70,14 +64,6 @@ def top_level_names(source: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, kinds)}
 
 
-class Passing(BaseModel):
-    """An answer that passed the check, and what it returns for the probes (None: unknown)."""
-
-    number: int
-    code: str
-    behaviour: probes.Behaviour | None
-
-
 def try_one_shots(
     new_agent: Callable[[], Agent],
     task: str,
@@ -86,10 +72,9 @@ def try_one_shots(
     transcript: Transcript | None = None,
 ) -> tuple[RunResult | None, RunStats]:
     """Up to `config.one_shots` answers for the gate's stub file, asked through the agent `new_agent()` builds
-    (only when there is such a file). The first answer, when it passes the gate, is the result; a later, hotter
-    one must also agree with another that passed on the probes (agent/probes.py), else the first that passed
-    is taken after the last answer. The result stays written; None (the file as it was) when none passes or
-    there is no stub file (or gate); the stats count every answer either way."""
+    (only when there is such a file); the first that passes the gate stays written and is the run's result.
+    None (the file as it was) when none passes or there is no stub file (or gate); the stats count every
+    answer either way."""
     started, stats, count = time.monotonic(), RunStats(), config.one_shots
     name = stub_file(gate) if gate else None
     if gate is None or name is None or count < 1:
@@ -97,70 +82,34 @@ def try_one_shots(
     agent = new_agent()
     path = agent.ctx.workspace / name
     given = path.read_text(encoding="utf-8")
-    chosen = probes.probes(gate.given[0])
-    passing: list[Passing] = []
+    question = ONE_SHOT_REQUEST.format(path=name)
+    seed = agent.sampling.seed
     for number in range(1, count + 1):
-        reply = _ask(agent, task, name, number, count, config)
+        if agent.events:  # the answer is not streamed to the display: say what the wait is for
+            agent.events.on_note(f"asking for {name} whole in one reply (one-shot answer {number} of {count}) ...")
+        reply = agent.aside(
+            task,
+            question,
+            max_tokens=config.max_tokens,
+            temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
+            seed=None if seed is None else seed + number - 1,
+        )
         stats.add(reply.timings, step=False)
         stats.one_shots += 1
         try:
             problem = _check(agent, reply, name, given, gate)
-            agreeing = None
-            if problem is None and number > 1 and chosen:
-                code, behaviour = path.read_text(encoding="utf-8"), probes.behaviour(gate, name, chosen)
-                answer = Passing(number=number, code=code, behaviour=behaviour)
-                agreeing = next((p for p in passing if _agree(p, answer)), None)
-                passing.append(answer)
         except BaseException:  # Ctrl-C while the answer is checked: the file as the task gave it
             path.write_text(given, encoding="utf-8")
             raise
-        _record(agent, transcript, number, count, reply, problem, agreeing, len(passing))
-        if problem is None and (number == 1 or not chosen or agreeing):
-            return _result(transcript, name, number, count, stats, started, agreeing, len(chosen)), stats
+        _record(agent, transcript, number, count, reply, problem)
+        if problem is None:
+            summary = f"one-shot answer {number} of {count} for {name} passes the task's check"
+            result = RunResult(status="finished", summary=summary, stats=stats, wall_seconds=time.monotonic() - started)
+            if transcript:
+                transcript.write("end", result=result.model_dump())
+            return result, stats
         path.write_text(given, encoding="utf-8")
-    if not passing:
-        return None, stats
-    path.write_text(passing[0].code, encoding="utf-8")  # no two agreed: the first that passed, as before probes
-    return _result(transcript, name, passing[0].number, count, stats, started, None, len(chosen)), stats
-
-
-def _ask(agent: Agent, task: str, name: str, number: int, count: int, config: Config) -> Completion:
-    """Answer `number`: the first at the configured temperature, later ones hotter, each with its own seed."""
-    if agent.events:  # the answer is not streamed to the display: say what the wait is for
-        agent.events.on_note(f"asking for {name} whole in one reply (one-shot answer {number} of {count}) ...")
-    seed = agent.sampling.seed
-    return agent.aside(
-        task,
-        ONE_SHOT_REQUEST.format(path=name),
-        max_tokens=config.max_tokens,
-        temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
-        seed=None if seed is None else seed + number - 1,
-    )
-
-
-def _agree(first: Passing, second: Passing) -> bool:
-    return (
-        first.behaviour is not None and second.behaviour is not None and probes.agree(first.behaviour, second.behaviour)
-    )
-
-
-def _result(
-    transcript: Transcript | None,
-    name: str,
-    number: int,
-    count: int,
-    stats: RunStats,
-    started: float,
-    agreeing: Passing | None,
-    probed: int,
-) -> RunResult:
-    summary = f"one-shot answer {number} of {count} for {name} passes the task's check"
-    if agreeing:
-        summary += f" and agrees with answer {agreeing.number} on {probed} further inputs"
-    result = RunResult(status="finished", summary=summary, stats=stats, wall_seconds=time.monotonic() - started)
-    if transcript:
-        transcript.write("end", result=result.model_dump())
-    return result
+    return None, stats
 
 
 def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:
@@ -179,28 +128,12 @@ def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishG
 
 
 def _record(
-    agent: Agent,
-    transcript: Transcript | None,
-    number: int,
-    count: int,
-    reply: Completion,
-    problem: str | None,
-    agreeing: Passing | None,
-    passed: int,
+    agent: Agent, transcript: Transcript | None, number: int, count: int, reply: Completion, problem: str | None
 ) -> None:
     verdict = "passes the check" if problem is None else f"fails: {problem.strip().splitlines()[0]}"
-    if agreeing:
-        verdict += f" and agrees with answer {agreeing.number} on the probes"
-    elif problem is None and passed > 1:
-        verdict += " but differs from the others that passed, on the probes"
     if agent.events:
         agent.events.on_note(f"one-shot answer {number} of {count} ({reply.timings.completion_tokens} tok) {verdict}")
     if transcript:
         transcript.write(
-            "one_shot",
-            number=number,
-            text=reply.text,
-            problem=problem,
-            agrees_with=agreeing.number if agreeing else None,
-            timings=reply.timings.model_dump(),
+            "one_shot", number=number, text=reply.text, problem=problem, timings=reply.timings.model_dump()
         )

@@ -11,9 +11,8 @@ from pathlib import Path
 import git
 import pytest
 
-from agent import probes
-from agent.checks import FinishGate, run_verification
 from agent.config import Config
+from agent.checks import run_verification
 from agent.workflows import run_task
 from tools.sandbox import probe_bwrap
 
@@ -94,24 +93,3 @@ def test_a_verify_command_runs_under_the_configured_policy(hostile):
     assert not read_only.passed and not (repo_dir / "made.txt").exists()
     full = run_verification(repo_dir, "cat ~/.ssh/id_rsa", Config(sandbox="full-access"))
     assert SECRET in full.output_tail  # control: full-access is the user's explicit choice
-
-
-def test_probes_run_an_answer_under_the_sandbox(hostile):
-    """One-shot answers are run on probe inputs (agent/probes.py): the same boundary as the tests."""
-    repo_dir, home, outside, _ = hostile
-    (repo_dir / "m.py").write_text('def f(x):\n    """>>> f(1)\n    1\n    """\n    raise NotImplementedError\n')
-    gate = FinishGate(repo_dir, Config())
-    stolen = f"{repo_dir / 'stolen.txt'}"
-    body = (
-        "import pathlib\n"
-        f"for target in [{str(outside)!r}, {str(home / 'escaped.txt')!r}]:\n"
-        "    try:\n        pathlib.Path(target).write_text('pwned')\n    except OSError:\n        pass\n"
-        "try:\n"
-        f"    pathlib.Path({stolen!r}).write_text((pathlib.Path.home() / '.ssh' / 'id_rsa').read_text())\n"
-        "except OSError:\n    pass\n\n"
-        "def f(x):\n    return x\n"
-    )
-    (repo_dir / "m.py").write_text(body)
-    assert probes.behaviour(gate, "m.py", probes.probes(gate.given[0])) is not None, "it ran"
-    assert not outside.exists() and not (home / "escaped.txt").exists()
-    assert not Path(stolen).exists() or SECRET not in Path(stolen).read_text()
