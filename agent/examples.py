@@ -49,7 +49,8 @@ INPUT_OUTPUT_EXAMPLE = re.compile(
     r"^[ \t]*Input:[ \t]*(?P<arguments>\S.*?)[ \t]*\n(?:[ \t]*\n)*[ \t]*Output:[ \t]*(?P<want>\S.*?)[ \t]*$", re.M
 )
 
-EXAMPLE_FORMS = (PROSE_EXAMPLE, NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE)
+NAMED_FORMS = (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE)
+EXAMPLE_FORMS = (PROSE_EXAMPLE, *NAMED_FORMS)
 
 
 class ModuleExamples(BaseModel):
@@ -85,12 +86,14 @@ def prose_examples(docstring: str, names: set[str]) -> list[tuple[str, str]]:
     `names` with literal arguments and the value reads as a literal (`true` is True, a final `.` dropped,
     `("Venus")` a one-tuple); lines that do not read so are prose. A docstring that also writes a formula with
     `=` (`tri(n) = 1 + n / 2`, HumanEval/130) uses `=` for mathematics: none of its `=` lines is an example."""
-    found, formulas = [], False
+    found: list[tuple[str, str, bool]] = []
+    formulas = False
     for match in PROSE_EXAMPLE.finditer(docstring):
-        call, want = match.group("call"), _literal(match.group("want"))
+        call, want, equals = match.group("call"), _literal(match.group("want")), match.group("arrow") == "="
         if want is not None and _literal_call(call, names):
-            found.append((call, want, match.group("arrow") == "="))
-        formulas |= match.group("arrow") == "=" and (want is None or not _literal_call(call, names))
+            found.append((call, want, equals))
+        else:
+            formulas |= equals
     return [(call, want) for call, want, equals in found if not (equals and formulas)]
 
 
@@ -99,7 +102,7 @@ def named_examples(docstring: str, function: str, parameters: list[str]) -> list
     'a'`, `Input: arr = [1], k = 1` ... `Output: [1]`), as calls of `function` with their expected values;
     where not every parameter has a literal value, it is prose."""
     found = []
-    for pattern in (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE):
+    for pattern in NAMED_FORMS:
         for match in pattern.finditer(docstring):
             values, want = _named_arguments(match.group("arguments"), parameters), _literal(match.group("want"))
             if values is not None and want is not None:

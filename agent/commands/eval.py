@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from agent.commands.common import Endpoint, MaxSteps, Model, Profile, err
 from agent.errors import UserError
+
+if TYPE_CHECKING:
+    from agent.evals.tasks import EvalTask
 
 app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.", no_args_is_help=True)
 
@@ -150,7 +153,7 @@ def load_suite(name: str):
     return load_folder_suite(Path(name))
 
 
-def _chosen(tasks: list, only: str | None) -> list:
+def _chosen(tasks: list[EvalTask], only: str | None) -> list[EvalTask]:
     """The suite's tasks named in `only` (all without it), in the suite's order."""
     if only is None:
         return tasks

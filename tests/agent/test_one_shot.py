@@ -51,7 +51,8 @@ def test_an_answer_that_falls_into_repetition_is_cut_as_it_streams_and_the_next_
     backend = scripted([looping, answer("return a + b")])
     result = run_task(tmp_path / "r", "Implement add", Config(one_shots=2), backend=backend)
     assert "one-shot answer 2 of 2" in result.run.summary
-    first = next(json.loads(line) for line in Path(result.transcript).read_text().splitlines() if '"one_shot"' in line)
+    records = [json.loads(line) for line in Path(result.transcript).read_text().splitlines()]
+    first = next(r for r in records if r["type"] == "one_shot")
     assert first["problem"] == "it fell into repetition and was cut" and len(first["text"]) < len(looping) / 5
 
 
