@@ -1,7 +1,8 @@
 """The docstring examples of the functions a run starts as stubs, kept as the run found them: doctest's
 `>>>` form, calls written in prose (`f(1, 4) => true`, `f([1, 2]) == 3`, `f('hi') returns 'lm'`: more than
-half of HumanEval's problems give their examples so), and arguments given by name (`For lst = [1, 2] the
-output should be 3`, `Input: arr = [1], k = 1` then `Output: [1]`).
+half of HumanEval's problems give their examples so; also under another name, with bare words or after a
+worked sum), and arguments given by name (`For lst = [1, 2] the output should be 3`, `Input: arr = [1], k =
+1` then `Output: [1]`, `arr = [1]` then `return [1]`).
 
 Without tests, the examples are what `finish` is checked against. A small model whose code fails an example
 edits the example instead (seen in HumanEval runs: `(2.0, 2.2)` rewritten to what the code returned), so the
@@ -10,6 +11,7 @@ check runs the examples the stubs had when the run started, against the code as 
 from __future__ import annotations
 
 import ast
+import builtins
 import doctest
 import re
 import shlex
@@ -44,12 +46,20 @@ NAMED_EXAMPLE = re.compile(
     r"^[ \t]*for[ \t]+(?P<arguments>.+?),?[ \t]+the (?:output|result) should be[ \t]+(?P<want>.+?)[ \t]*$",
     re.M | re.I,
 )
-# ... and `Input: arr = [1, 2], k = 1` (or only the value, for one parameter) with `Output: [2]` on a later line
+# ... `Input: arr = [1, 2], k = 1` (or only the value, for one parameter; or one argument a line below it)
+# with `Output: [2]` on a later line
 INPUT_OUTPUT_EXAMPLE = re.compile(
-    r"^[ \t]*Input:[ \t]*(?P<arguments>\S.*?)[ \t]*\n(?:[ \t]*\n)*[ \t]*Output:[ \t]*(?P<want>\S.*?)[ \t]*$", re.M
+    r"^[ \t]*Input:[ \t]*\n?(?P<arguments>(?:[ \t]*\S.*\n)+?)(?:[ \t]*\n)*[ \t]*Output:[ \t]*(?P<want>\S.*?)[ \t]*$",
+    re.M,
+)
+# ... and `arr = [2, 1]`, maybe `-> sort arr -> [1, 2]` lines, then `return [1, 2]` (HumanEval/105)
+ASSIGN_RETURN_EXAMPLE = re.compile(
+    r"^[ \t]*(?P<arguments>[A-Za-z_]\w*[ \t]*=[ \t]*\S.*?)[ \t]*\n(?:[ \t]*->.*\n)*"
+    r"[ \t]*return[ \t]*=?[ \t]*(?P<want>\S.*?)[ \t]*$",
+    re.M,
 )
 
-NAMED_FORMS = (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE)
+NAMED_FORMS = (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE, ASSIGN_RETURN_EXAMPLE)
 EXAMPLE_FORMS = (PROSE_EXAMPLE, *NAMED_FORMS)
 
 
@@ -67,8 +77,9 @@ class ModuleExamples(BaseModel):
 
     def prose(self) -> list[tuple[str, str]]:
         """The examples written in prose: calls with their values, and arguments by name with theirs."""
-        found = [pair for d in self.docstrings for pair in prose_examples(d, set(self.names))]
+        found = []
         for docstring, owner in zip(self.docstrings, self.owners):
+            found += prose_examples(docstring, set(self.names), owner, placeholders(self.parameters))
             found += named_examples(docstring, owner, self.parameters.get(owner, []))
         return found
 
@@ -81,20 +92,35 @@ def doctest_examples(docstring: str) -> list[doctest.Example]:
         return []
 
 
-def prose_examples(docstring: str, names: set[str]) -> list[tuple[str, str]]:
+def prose_examples(
+    docstring: str, names: set[str], owner: str | None = None, placeholders: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
     """The prose examples in `docstring`: (call, expected value) as Python source, where the call is to one of
     `names` with literal arguments and the value reads as a literal (`true` is True, a final `.` dropped,
     `("Venus")` a one-tuple); lines that do not read so are prose. A docstring that also writes a formula with
-    `=` (`tri(n) = 1 + n / 2`, HumanEval/130) uses `=` for mathematics: none of its `=` lines is an example."""
+    `=` (`tri(n) = 1 + n / 2`, HumanEval/130) uses `=` for mathematics: none of its `=` lines is an example.
+    A call of a name the module does not define (nor Python) calls the docstring's `owner`: the docstring
+    was written for another name (`list_sort` for `sorted_list_sum`, HumanEval/149); a bare word in a call is
+    a string (`is_happy(abcd) => True`, HumanEval/80) unless it is one of the `placeholders` (the parameters'
+    names: `f(x, 2) => false` is prose)."""
     found: list[tuple[str, str, bool]] = []
     formulas = False
     for match in PROSE_EXAMPLE.finditer(docstring):
-        call, want, equals = match.group("call"), _literal(match.group("want")), match.group("arrow") == "="
-        if want is not None and _literal_call(call, names):
+        call, want, equals = (
+            _call(match.group("call"), names, owner, placeholders),
+            _literal(match.group("want")),
+            match.group("arrow") == "=",
+        )
+        if want is not None and call is not None:
             found.append((call, want, equals))
         else:
             formulas |= equals
     return [(call, want) for call, want, equals in found if not (equals and formulas)]
+
+
+def placeholders(parameters: dict[str, list[str]]) -> frozenset[str]:
+    """The parameters' names: in a prose call they stand for a value (`f(x, 2)`), not for a string."""
+    return frozenset(name for names in parameters.values() for name in names)
 
 
 def named_examples(docstring: str, function: str, parameters: list[str]) -> list[tuple[str, str]]:
@@ -137,21 +163,50 @@ def _shortest_literal(text: str) -> str | None:
     return None
 
 
-def _literal_call(source: str, names: set[str]) -> bool:
+def _arithmetic(text: str) -> float | None:
+    """The value of a sum of numbers (`19 - 5 - 6`), None for anything else."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.USub, ast.Constant)
+    if not all(isinstance(n, allowed) for n in ast.walk(tree)):
+        return None
+    if not all(isinstance(n.value, int | float) for n in ast.walk(tree) if isinstance(n, ast.Constant)):
+        return None
+    return eval(compile(tree, "<sum>", "eval"), {"__builtins__": {}})  # numbers, + - * only: checked above
+
+
+def _call(source: str, names: set[str], owner: str | None, placeholders: frozenset[str]) -> str | None:
+    """`source` as a call of one of `names` (or of `owner`, for a name nobody defines) with literal arguments,
+    a bare word (not a placeholder) taken as a string; None when it is not one."""
     try:
         call = ast.parse(source, mode="eval").body
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in names):
-            return False
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            return None
+        renamed = call.func.id not in names
+        if renamed and (owner is None or hasattr(builtins, call.func.id)):
+            return None
+        words = [a for a in call.args if isinstance(a, ast.Name) and a.id.isalpha() and a.id not in placeholders]
+        call.args = [ast.Constant(a.id) if a in words else a for a in call.args]
         for argument in [*call.args, *(k.value for k in call.keywords)]:
             ast.literal_eval(argument)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
+        return None
+    if not renamed and not words:
+        return source  # as written
+    call.func.id = owner if renamed and owner else call.func.id
+    return ast.unparse(call)
 
 
 def _literal(text: str) -> str | None:
-    """The expected value as Python source, or None when the text is not a literal (`3 - 0 - 1 = 2`)."""
+    """The expected value as Python source, or None when the text is not a literal (`n - 1`); a sum worked out
+    before it (`19 - 5 - 6 = 8`, HumanEval/67) leaves the literal at its end, where the sum is right."""
     text = re.sub(r"\s+#.*$", "", text).strip().rstrip(".").strip()
+    worked, _, result = text.rpartition("=")
+    value = _arithmetic(worked) if worked else None
+    if value is not None and value == _arithmetic(result):
+        text = result.strip()
     for candidate in (text, re.sub(r"\b(true|false)\b", lambda m: m.group(1).capitalize(), text)):
         try:
             value, text = ast.literal_eval(candidate), candidate
@@ -198,7 +253,9 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
     with_examples = [
         (d, owner)
         for d, owner in documented
-        if doctest_examples(d) or prose_examples(d, set(names)) or named_examples(d, owner, parameters.get(owner, []))
+        if doctest_examples(d)
+        or prose_examples(d, set(names), owner, placeholders(parameters))
+        or named_examples(d, owner, parameters.get(owner, []))
     ]
     return ModuleExamples(
         path=path,
