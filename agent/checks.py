@@ -13,7 +13,9 @@ from agent.config import Config
 from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, TIMED_OUT
 from tools.shell import run_command
 
-DOCTEST_REFUSALS = 2  # docstring examples may have been wrong before the run: they hold up `finish` only so often
+DOCTEST_REFUSALS = (
+    2  # docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
+)
 EXAMPLES_SECONDS = 30  # docstring examples are one-liners: longer is an endless loop (HumanEval/32 waited 120 s each)
 
 
@@ -27,8 +29,9 @@ class TestOutcome(BaseModel):
 class FinishGate:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
     has none, when it must (a new project). A Python project without tests is checked against its docstring
-    examples, which may have been wrong before the run: they refuse `finish` at most DOCTEST_REFUSALS times.
-    For stubs, the examples are the ones the run started with, so editing them does not pass."""
+    examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
+    times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
+    did not import). For stubs, the examples are the ones the run started with, so editing them does not pass."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
@@ -43,31 +46,36 @@ class FinishGate:
         return self.verdict(budget=True)
 
     def verdict(self, budget: bool = False) -> str | None:
-        """What fails now, or None; `budget`: examples refuse at most DOCTEST_REFUSALS times (for `finish`),
-        else always (a one-shot answer, agent/one_shot.py, counts only if it passes them)."""
+        """What fails now, or None; `budget`: examples that only differ in value refuse at most
+        DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer, agent/one_shot.py, counts only
+        if it passes them)."""
         outcome = run_project_tests(self.workspace, self.config)
         if outcome is not None:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
-        if budget and self.refusals >= DOCTEST_REFUSALS:
-            return None
-        problem = self._examples()
-        self.refusals += bool(problem and budget)
+        problem, broken = self._examples()
+        if problem and budget and not broken:
+            if self.refusals >= DOCTEST_REFUSALS:
+                return None
+            self.refusals += 1
         return problem
 
-    def _examples(self) -> str | None:
+    def _examples(self) -> tuple[str | None, bool]:
+        """What fails in the examples (or None), and whether the code broke (raised or hung) rather than
+        giving another value."""
         original = examples.command(self.given, self._python()) if self.given else None
         command = original or project.doctest_command(self.workspace)
         if command is None:
-            return None
+            return None, False
         seconds = min(self.config.command_timeout, EXAMPLES_SECONDS)
         outcome = run_verification(self.workspace, command, self.config.model_copy(update={"command_timeout": seconds}))
         if outcome.passed:
-            return None
+            return None, False
+        broken = outcome.exit_code is None or (original is not None and outcome.exit_code == examples.RAISED)
         edited = examples.changed(self.given, self.workspace)
         told = (EXAMPLES_FAIL if original else CHECK_FAILS).format(command=command, output=outcome.output_tail)
-        return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else "")
+        return told + (EXAMPLES_EDITED.format(files=", ".join(edited)) if edited else ""), broken
 
     def _python(self) -> str:
         return project.python_test_command(self.workspace).split()[0]

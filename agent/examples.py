@@ -26,12 +26,21 @@ MOST_SCANNED = 2_000  # files looked at, at every run's start: a big repository 
 MOST_BYTES = 200_000
 MOST_ARGUMENT = 100_000  # the examples travel as one command-line argument (Linux caps one at 128 KiB)
 # Runs the examples given as its one argument, as doctest would from the module's docstrings.
-RUNNER = (
-    "import doctest, sys; sys.path.insert(0, '.'); "
-    "test = doctest.DocTestParser().get_doctest(sys.argv[1], {}, 'examples', 'the examples', 0); "
-    "runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS); "
-    "runner.run(test); sys.exit(1 if runner.failures else 0)"
-)
+# Exit 2 when an example raised (the module does not import, a NameError...), 1 when values differ: wrong
+# examples give wrong values, never a crash, so only a difference may be let through (agent/checks.py)
+RUNNER = """import doctest, sys
+sys.path.insert(0, '.')
+class Runner(doctest.DocTestRunner):
+    raised = False
+    def report_unexpected_exception(self, *arguments):
+        self.raised = True
+        super().report_unexpected_exception(*arguments)
+test = doctest.DocTestParser().get_doctest(sys.argv[1], {}, 'examples', 'the examples', 0)
+runner = Runner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+runner.run(test)
+sys.exit(2 if runner.raised else 1 if runner.failures else 0)
+"""
+RAISED = 2  # RUNNER's exit code when an example raised
 
 
 # A call and what it returns, written in prose: maybe a bullet, `for` or `assert` first, then `name(literal

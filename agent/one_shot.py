@@ -117,9 +117,9 @@ def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishG
     path = agent.ctx.workspace / name
     code = code_in(reply.text) or written_in_call(agent, reply, name)
     if code is None:
-        return (
-            "it fell into repetition and was cut" if reply.finish_reason == CUT else "no Python code block in the reply"
-        )
+        if reply.finish_reason == CUT:
+            return "it fell into repetition and was cut"
+        return "its code is not Python that parses" if CODE_BLOCK.search(reply.text) else "no code block in the reply"
     missing = top_level_names(given) - top_level_names(code)
     if missing:
         return f"it leaves out {', '.join(sorted(missing))}"

@@ -63,7 +63,7 @@ def test_the_examples_as_given_judge_the_code_as_it_is_now_whatever_the_docstrin
     (tmp_path / "solution.py").write_text(STUB)
     given = examples.collect(tmp_path)
     command = examples.command(given)
-    assert command and run(command, tmp_path).returncode == 1, "the stub raises"
+    assert command and run(command, tmp_path).returncode == examples.RAISED, "the stub raises"
     edited = STUB.replace("raise NotImplementedError", WRONG).replace("(2.0, 2.2)", "(1.0, 3.0)")
     (tmp_path / "solution.py").write_text(edited)
     outcome = run(command, tmp_path)

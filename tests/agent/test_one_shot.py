@@ -59,7 +59,7 @@ def test_an_answer_that_falls_into_repetition_is_cut_as_it_streams_and_the_next_
 def test_when_no_answer_passes_the_loop_starts_from_the_file_as_given(scripted, tmp_path):
     make_repo(tmp_path / "r", {"calc.py": HELPER + STUB})
     replies = [
-        "I would add them.",  # no code block
+        "I would add them:\n```python\ndef add(a, b) = a + b\n```",  # not Python
         answer("return a + b"),  # right, but `helper` is gone
         answer("return a * b", HELPER),  # keeps everything, fails the example
         "<read_file><path>calc.py</path></read_file>",
@@ -71,7 +71,9 @@ def test_when_no_answer_passes_the_loop_starts_from_the_file_as_given(scripted, 
     assert len(loop_first) == 2 and "raise NotImplementedError" in loop_first[1].content, "the stub, as given"
     assert "return a * b" not in (tmp_path / "r" / "calc.py").read_text()
     text = Path(result.transcript).read_text()  # the transcript keeps each answer and its verdict
-    assert "no Python code block" in text and "it leaves out helper" in text and "docstring examples" in text
+    assert (
+        "its code is not Python that parses" in text and "it leaves out helper" in text and "docstring examples" in text
+    )
 
 
 def test_an_answer_written_as_a_write_file_call_counts(scripted, tmp_path):
