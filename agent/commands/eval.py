@@ -12,6 +12,7 @@ from agent.commands.common import Endpoint, MaxSteps, Model, Profile, err
 from agent.errors import UserError
 
 if TYPE_CHECKING:
+    from agent.evals.runner import EvalRecord
     from agent.evals.tasks import EvalTask
 
 app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.", no_args_is_help=True)
@@ -65,7 +66,7 @@ def run_cmd(
     chart.png."""
     from agent.config import load_config
     from agent.evals.report import write_report
-    from agent.evals.runner import EvalSettings, run_suite
+    from agent.evals.runner import EvalSettings, read_records, run_suite
     from agent.runtime import backend_session
 
     if mode not in ("agent", "single-reply", "command"):
@@ -105,15 +106,18 @@ def run_cmd(
                 progress=lambda line: err.print(line, highlight=False, markup=False),
             )
     except KeyboardInterrupt:
+        done = _chosen_records(read_records(out / "results.jsonl"), tasks, seed_list)
+        so_far = f"; a report of the {len(done)} done so far: {out / 'report.md'}" if done else ""
+        if done:
+            write_report(out, settings, done)
         err.print(
-            f"interrupted (Ctrl-C): the results so far are in {out / 'results.jsonl'}; the same command goes "
-            "on where it stopped",
+            f"interrupted (Ctrl-C): the results so far are in {out / 'results.jsonl'}{so_far}; the same command "
+            "goes on where it stopped",
             highlight=False,
             markup=False,
         )
         raise typer.Exit(130) from None
-    ids = {t.id for t in tasks}
-    paths = write_report(out, settings, [r for r in records if r.task in ids and r.seed in seed_list])
+    paths = write_report(out, settings, _chosen_records(records, tasks, seed_list))
     typer.echo(paths["markdown"].read_text(encoding="utf-8").split("\n\n")[1])
     err.print(
         f"table: {paths['markdown']}  figures: {paths['json']}  chart: {paths['chart']}", highlight=False, markup=False
@@ -165,6 +169,12 @@ def _chosen(tasks: list[EvalTask], only: str | None) -> list[EvalTask]:
             f"--tasks: no task {', '.join(unknown) or '(none given)'} in this suite (its ids: {example}, ...)"
         )
     return [t for t in tasks if t.id in wanted]
+
+
+def _chosen_records(records: list[EvalRecord], tasks: list[EvalTask], seeds: list[int]) -> list[EvalRecord]:
+    """The records of this command's tasks and seeds (a results folder may hold more)."""
+    ids = {t.id for t in tasks}
+    return [r for r in records if r.task in ids and r.seed in seeds]
 
 
 def _seeds(text: str) -> list[int]:

@@ -161,28 +161,26 @@ def test_a_peer_that_dies_without_its_result_line_is_an_error_saying_why(tmp_pat
     assert record.error and "exit 127" in record.error and "/tmp/peer/bin/python" in record.error
 
 
-def test_ctrl_c_keeps_the_results_and_says_how_to_go_on(tmp_path, monkeypatch):
+def test_ctrl_c_keeps_the_results_reports_those_done_and_says_how_to_go_on(tmp_path, monkeypatch):
     import agent.evals.runner as runner
+
+    arguments = ["eval", "run", str(SUITE), "--out", str(tmp_path / "o"), "--endpoint", "http://127.0.0.1:9/v1"]
+    arguments += ["--mode", "command", "--agent-command", "true", "--seeds", "1,2"]
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(runner, "run_one", interrupted)
-    out = CliRunner().invoke(
-        app,
-        [
-            "eval",
-            "run",
-            str(SUITE / "median-bug"),
-            "--out",
-            str(tmp_path / "o"),
-            "--endpoint",
-            "http://127.0.0.1:9/v1",
-            "--mode",
-            "command",
-            "--agent-command",
-            "true",
-        ],
-    )
+    out = CliRunner().invoke(app, arguments)
     assert out.exit_code == 130 and "the same command goes on where it stopped" in out.output
-    assert (tmp_path / "o" / "settings.json").is_file()
+    assert (tmp_path / "o" / "settings.json").is_file() and not (tmp_path / "o" / "report.md").exists()
+    done = runner.EvalRecord(task="median-bug", seed=1, mode="command", passed=True, status="finished", steps=3)
+    other = done.model_copy(update={"seed": 9})  # a seed this command does not ask for
+    lines = [r.model_dump_json() + "\n" for r in (done, other)]
+    (tmp_path / "o" / "results.jsonl").write_text("".join(lines))
+    out = CliRunner().invoke(app, arguments)
+    assert out.exit_code == 130 and "a report of the 1 done so far" in " ".join(out.output.split())
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert (
+        "| 1/1 |" in report and "| median-bug | 1 | yes | finished |" in report and "| median-bug | 9 |" not in report
+    )
