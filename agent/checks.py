@@ -13,9 +13,8 @@ from agent.config import Config
 from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, TIMED_OUT
 from tools.shell import run_command
 
-DOCTEST_REFUSALS = (
-    2  # docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
-)
+# docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
+DOCTEST_REFUSALS = 2
 EXAMPLES_SECONDS = 30  # docstring examples are one-liners: longer is an endless loop (HumanEval/32 waited 120 s each)
 
 
