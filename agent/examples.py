@@ -86,9 +86,9 @@ class ModuleExamples(BaseModel):
 
     def prose(self) -> list[tuple[str, str]]:
         """The examples written in prose: calls with their values, and arguments by name with theirs."""
-        found = []
+        found, names, placeholders = [], set(self.names), parameter_names(self.parameters)
         for docstring, owner in zip(self.docstrings, self.owners):
-            found += prose_examples(docstring, set(self.names), owner, placeholders(self.parameters))
+            found += prose_examples(docstring, names, owner, placeholders)
             found += named_examples(docstring, owner, self.parameters.get(owner, []))
         return found
 
@@ -127,7 +127,7 @@ def prose_examples(
     return [(call, want) for call, want, equals in found if not (equals and formulas)]
 
 
-def placeholders(parameters: dict[str, list[str]]) -> frozenset[str]:
+def parameter_names(parameters: dict[str, list[str]]) -> frozenset[str]:
     """The parameters' names: in a prose call they stand for a value (`f(x, 2)`), not for a string."""
     return frozenset(name for names in parameters.values() for name in names)
 
@@ -204,7 +204,8 @@ def _call(source: str, names: set[str], owner: str | None, placeholders: frozens
         return None
     if not renamed and not words:
         return source  # as written
-    call.func.id = owner if renamed and owner else call.func.id
+    if renamed and owner:
+        call.func.id = owner
     return ast.unparse(call)
 
 
@@ -259,11 +260,12 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
     functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
     chosen = [n for n in functions if not stubs_only or _is_stub(n)]
     documented = [(d, n.name) for n in chosen if (d := ast.get_docstring(n, clean=True))]
+    placeholders = parameter_names(parameters)
     with_examples = [
         (d, owner)
         for d, owner in documented
         if doctest_examples(d)
-        or prose_examples(d, set(names), owner, placeholders(parameters))
+        or prose_examples(d, set(names), owner, placeholders)
         or named_examples(d, owner, parameters.get(owner, []))
     ]
     return ModuleExamples(

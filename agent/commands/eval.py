@@ -63,7 +63,7 @@ def run_cmd(
 ) -> None:
     """Run each task at each seed through `new-project` (no repo) or `run` (with one), then its hidden check;
     results.jsonl grows as it goes (Ctrl-C, then the same command, resumes), then report.md, summary.json and
-    chart.png."""
+    chart.png (also on Ctrl-C, of the tasks done so far)."""
     from agent.config import load_config
     from agent.evals.report import write_report
     from agent.evals.runner import EvalSettings, read_records, run_suite

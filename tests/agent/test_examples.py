@@ -128,7 +128,7 @@ def test_examples_written_in_prose_are_checked_as_values(tmp_path):
     `returns`, `should return`; a call with a name (`x`) or a value that is not a literal is prose."""
     (tmp_path / "solution.py").write_text(PROSE)
     [module] = examples.collect(tmp_path)
-    placeholders = examples.placeholders(module.parameters)
+    placeholders = examples.parameter_names(module.parameters)
     pairs = [p for d in module.docstrings for p in examples.prose_examples(d, set(module.names), None, placeholders)]
     assert pairs == [
         ("is_simple_power(1, 4)", "True"),
