@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent import examples, project
+from agent import examples, given_names, project
 from agent.config import Config
-from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, TIMED_OUT
+from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, NAMES_DROPPED, TIMED_OUT
 from tools.shell import run_command
 
 # docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
@@ -27,14 +27,16 @@ class TestOutcome(BaseModel):
 
 class FinishGate:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
-    has none, when it must (a new project). A Python project without tests is checked against its docstring
-    examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
-    times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
-    did not import). For stubs, the examples are the ones the run started with, so editing them does not pass."""
+        has none, when it must (a new project). A Python project without tests is checked against its docstring
+        examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
+        times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
+        did not import). For stubs, the examples are the ones the run started with, so editing them does not pass;
+    nor does dropping a name the stubs' files defined (agent/given_names.py)."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
         self.given = examples.collect(workspace) if no_tests is None else []
+        self.stub_files = given_names.stub_files(workspace) if no_tests is None else {}
         self.refusals = 0
 
     def new_attempt(self) -> None:
@@ -53,6 +55,9 @@ class FinishGate:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
+        dropped = given_names.dropped(self.stub_files, self.workspace)
+        if dropped:
+            return NAMES_DROPPED.format(names=", ".join(dropped))
         problem, broken = self._examples()
         if problem and budget and not broken:
             if self.refusals >= DOCTEST_REFUSALS:

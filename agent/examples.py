@@ -258,7 +258,7 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
     names = [n.name for n in top]
     parameters = {n.name: [a.arg for a in n.args.posonlyargs + n.args.args] for n in top}
     functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
-    chosen = [n for n in functions if not stubs_only or _is_stub(n)]
+    chosen = [n for n in functions if not stubs_only or is_stub(n)]
     documented = [(d, n.name) for n in chosen if (d := ast.get_docstring(n, clean=True))]
     placeholders = parameter_names(parameters)
     with_examples = [
@@ -277,7 +277,7 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
     )
 
 
-def _is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     body = function.body[1:] if ast.get_docstring(function) is not None else function.body
     return bool(body) and all(_is_placeholder(statement) for statement in body)
 

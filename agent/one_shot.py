@@ -16,6 +16,7 @@ import time
 from typing import Callable
 
 from agent.checks import FinishGate
+from agent.given_names import top_level_names
 from agent.config import Config
 from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
@@ -24,6 +25,7 @@ from inference.backend import CUT, Completion
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
+CODE_TAG = re.compile(r"<code>\n(.*?)</code>", re.DOTALL)  # HumanEval/28: the whole file, in <code> tags
 
 
 def stub_file(gate: FinishGate) -> str | None:
@@ -32,8 +34,8 @@ def stub_file(gate: FinishGate) -> str | None:
 
 
 def code_in(reply: str) -> str | None:
-    """The reply's longest fenced code block, when it is Python that parses."""
-    blocks = CODE_BLOCK.findall(reply)
+    """The reply's longest code block (fenced, or in <code> tags), when it is Python that parses."""
+    blocks = CODE_BLOCK.findall(reply) + CODE_TAG.findall(reply)
     return python(max(blocks, key=len)) if blocks else None
 
 
@@ -52,16 +54,6 @@ def written_in_call(agent: Agent, reply: Completion, name: str) -> str | None:
     calls = agent.protocol.parse(reply, agent.toolbox).calls
     contents = [c.arguments.get("content") for c in calls if c.name == "write_file" and c.arguments.get("path") == name]
     return python(contents[-1]) if contents and isinstance(contents[-1], str) else None
-
-
-def top_level_names(source: str) -> set[str]:
-    """The functions and classes a module defines at its top level: an answer must keep them all."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
-    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    return {node.name for node in tree.body if isinstance(node, kinds)}
 
 
 def try_one_shots(
@@ -119,7 +111,8 @@ def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishG
     if code is None:
         if reply.finish_reason == CUT:
             return "it fell into repetition and was cut"
-        return "its code is not Python that parses" if CODE_BLOCK.search(reply.text) else "no code block in the reply"
+        fenced = CODE_BLOCK.search(reply.text) or CODE_TAG.search(reply.text)
+        return "its code is not Python that parses" if fenced else "no code block in the reply"
     missing = top_level_names(given) - top_level_names(code)
     if missing:
         return f"it leaves out {', '.join(sorted(missing))}"
