@@ -27,11 +27,12 @@ class TestOutcome(BaseModel):
 
 class FinishGate:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
-        has none, when it must (a new project). A Python project without tests is checked against its docstring
-        examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
-        times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
-        did not import). For stubs, the examples are the ones the run started with, so editing them does not pass;
-    nor does dropping a name the stubs' files defined (agent/given_names.py)."""
+    has none, when it must (a new project). A Python project without tests is checked against its docstring
+    examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
+    times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
+    did not import). For stubs, the examples are the ones the run started with, so editing them does not pass.
+    Dropping a name the stubs' files defined (agent/given_names.py) is refused as a wrong value is: a task may
+    ask to rename or remove one."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
@@ -47,7 +48,7 @@ class FinishGate:
         return self.verdict(budget=True)
 
     def verdict(self, budget: bool = False) -> str | None:
-        """What fails now, or None; `budget`: examples that only differ in value refuse at most
+        """What fails now, or None; `budget`: examples that only differ in value (or dropped names) refuse at most
         DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer, agent/one_shot.py, counts only
         if it passes them)."""
         outcome = run_project_tests(self.workspace, self.config)
@@ -55,10 +56,10 @@ class FinishGate:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
         if self.no_tests is not None:
             return self.no_tests
+        problem, broken = self._examples()
         dropped = given_names.dropped(self.stub_files, self.workspace)
         if dropped:
-            return NAMES_DROPPED.format(names=", ".join(dropped))
-        problem, broken = self._examples()
+            problem = NAMES_DROPPED.format(names=", ".join(dropped)) + (f"\n{problem}" if problem else "")
         if problem and budget and not broken:
             if self.refusals >= DOCTEST_REFUSALS:
                 return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent import given_names
-from agent.checks import FinishGate
+from agent.checks import DOCTEST_REFUSALS, FinishGate
 from agent.config import Config
 
 CYCLIC = '''def encode_cyclic(s: str) -> str:
@@ -34,15 +34,17 @@ def test_only_files_with_a_stub_are_kept(tmp_path):
     assert given_names.stub_files(tmp_path) == {"solution.py": {"encode_cyclic", "decode_cyclic"}}
 
 
-def test_a_finish_that_drops_a_function_the_task_gave_is_refused_every_time(tmp_path):
-    """HumanEval/38: the loop finished with only decode_cyclic; the task's check calls encode_cyclic."""
+def test_a_finish_that_drops_a_function_the_task_gave_is_refused_as_a_wrong_value_is(tmp_path):
+    """HumanEval/38: the loop finished with only decode_cyclic; the task's check calls encode_cyclic. A task
+    may ask to remove or rename one, so `finish` is refused DOCTEST_REFUSALS times, a one-shot answer always."""
     (tmp_path / "solution.py").write_text(CYCLIC)
     gate = FinishGate(tmp_path, Config())
     (tmp_path / "solution.py").write_text(DECODE)
-    verdicts = [gate() for _ in range(4)]
-    assert all(v and "solution.py: encode_cyclic" in v and "put them back" in v for v in verdicts)
+    verdicts = [gate() for _ in range(DOCTEST_REFUSALS + 1)]
+    assert all(v and "solution.py: encode_cyclic" in v and "put them back" in v for v in verdicts[:-1])
+    assert verdicts[-1] is None and gate.verdict() is not None
     (tmp_path / "solution.py").write_text(CYCLIC.split("def decode_cyclic")[0] + DECODE)
-    assert gate() is None
+    assert gate.verdict() is None
 
 
 def test_a_project_with_tests_is_judged_by_its_tests(tmp_path):
