@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent import examples, given_names, project
+from agent import examples, given_code, project
 from agent.config import Config
-from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, NAMES_DROPPED, TIMED_OUT
+from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, NAMES_DROPPED, STILL_STUBS, TIMED_OUT
 from tools.shell import run_command
 
 # docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
@@ -31,13 +31,13 @@ class FinishGate:
     examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
     times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
     did not import). For stubs, the examples are the ones the run started with, so editing them does not pass.
-    Dropping a name the stubs' files defined (agent/given_names.py) is refused as a wrong value is: a task may
-    ask to rename or remove one."""
+    Where the task names stubs, dropping a name their files defined or leaving one a stub (agent/given_code.py)
+    is refused as a wrong value is: a task may ask to rename one."""
 
-    def __init__(self, workspace: Path, config: Config, no_tests: str | None = None):
+    def __init__(self, workspace: Path, config: Config, no_tests: str | None = None, task: str = ""):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
         self.given = examples.collect(workspace) if no_tests is None else []
-        self.stub_files = given_names.stub_files(workspace) if no_tests is None else {}
+        self.stub_files = given_code.stub_files(workspace, task) if no_tests is None else {}
         self.refusals = 0
 
     def new_attempt(self) -> None:
@@ -48,7 +48,7 @@ class FinishGate:
         return self.verdict(budget=True)
 
     def verdict(self, budget: bool = False) -> str | None:
-        """What fails now, or None; `budget`: examples that only differ in value (or dropped names) refuse at most
+        """What fails now, or None; `budget`: examples that only differ in value (or given code dropped or left a stub) refuse at most
         DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer, agent/one_shot.py, counts only
         if it passes them)."""
         outcome = run_project_tests(self.workspace, self.config)
@@ -57,9 +57,11 @@ class FinishGate:
         if self.no_tests is not None:
             return self.no_tests
         problem, broken = self._examples()
-        dropped = given_names.dropped(self.stub_files, self.workspace)
-        if dropped:
-            problem = NAMES_DROPPED.format(names=", ".join(dropped)) + (f"\n{problem}" if problem else "")
+        left = given_code.unfinished(self.stub_files, self.workspace)
+        told = [NAMES_DROPPED.format(names=", ".join(left.dropped))] if left.dropped else []
+        told += [STILL_STUBS.format(names=", ".join(left.stubs))] if left.stubs else []
+        if told:
+            problem = "\n".join(told + ([problem] if problem else []))
         if problem and budget and not broken:
             if self.refusals >= DOCTEST_REFUSALS:
                 return None

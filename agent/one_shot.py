@@ -16,7 +16,7 @@ import time
 from typing import Callable
 
 from agent.checks import FinishGate
-from agent.given_names import top_level_names
+from agent.given_code import top_level_names
 from agent.config import Config
 from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript

@@ -34,8 +34,9 @@ CHECK_FAILS = "`{command}` fails:\n{output}"
 EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
 # ... a check that ran past its time (an endless loop, often) ...
 TIMED_OUT = "(it did not end within {seconds:.0f} s and was stopped: look for a loop that never ends)\n{output}"
-# ... when a function or class the task's stub files defined is gone ...
-NAMES_DROPPED = "The task's files no longer define {names}: the task gave them; put them back as they were."
+# ... when a function or class the task's stub files defined is gone, or a stub is still one ...
+NAMES_DROPPED = "The task's files no longer define {names}: the task gave them; keep them beside your changes."
+STILL_STUBS = "Still stubs (the body only a placeholder): {names}. Implement them as their docstrings say."
 # ... and when those examples were edited.
 EXAMPLES_EDITED = (
     "\nThe docstring examples in {files} were changed: they are part of the task and are checked as they were. "

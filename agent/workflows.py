@@ -128,7 +128,7 @@ def run_task(
             task,
             config,
             CheckpointEvents(git_run, events),
-            FinishGate(repository, config),
+            FinishGate(repository, config, task=task),
             backend,
             history=history,
             meta={"workflow": "run", "branch": git_run.branch},

@@ -1,0 +1,82 @@
+"""What the task's stub files gave, as the run found them: the functions and classes each defines at its
+top level, and which functions were stubs; then what a finished run dropped or left a stub. Why: HumanEval/38
+gives `encode_cyclic` working and `decode_cyclic` as a stub without examples; the loop "finished" with a file
+that no longer defined `encode_cyclic`, and, told so, with the file put back as given, stub and all. Both
+refuse `finish` (agent/checks.py)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent.examples import MOST_BYTES, MOST_FILES, MOST_SCANNED, is_stub
+from tools.workspace import iter_files, relative
+
+# a stub's body, as agent/examples.py's is_stub reads it: only files with such a line are parsed
+PLACEHOLDER = re.compile(r"raise NotImplementedError|^\s*(pass|\.\.\.)\s*$|:\s*(pass|\.\.\.)\s*$", re.MULTILINE)
+
+
+class GivenFile(BaseModel):
+    defined: set[str]  # top-level functions and classes
+    stubs: set[str]  # functions (at any depth) the task names whose body was only a placeholder
+
+
+class Unfinished(BaseModel):
+    dropped: list[str] = []  # `file: name`, given and gone
+    stubs: list[str] = []  # `file: name`, a stub then and now
+
+
+def top_level_names(source: str) -> set[str]:
+    """The functions and classes a module defines at its top level (none when it does not parse)."""
+    tree = _parse(source)
+    return set() if tree is None else _defined(tree)
+
+
+def stub_files(workspace: Path, task: str) -> dict[str, GivenFile]:
+    """The Python files with a stub that `task` names (the first MOST_FILES), as they are now: a repository's
+    other stubs (abstract methods, say) are not the task's to fill in."""
+    named = set(re.findall(r"\w+", task))
+    found: dict[str, GivenFile] = {}
+    for number, path in enumerate(iter_files(workspace, workspace)):
+        if len(found) >= MOST_FILES or number >= MOST_SCANNED:
+            break
+        if path.suffix != ".py" or path.is_symlink() or not path.is_file() or path.stat().st_size > MOST_BYTES:
+            continue
+        text = path.read_text(errors="replace")
+        tree = _parse(text) if PLACEHOLDER.search(text) else None
+        stubs = _stubs(tree) & named if tree else set()
+        if tree and stubs:
+            found[relative(workspace, path)] = GivenFile(defined=_defined(tree), stubs=stubs)
+    return found
+
+
+def unfinished(given: dict[str, GivenFile], workspace: Path) -> Unfinished:
+    """What the given files' names and stubs are now: dropped, or still stubs."""
+    result = Unfinished()
+    for name, was in given.items():
+        path = workspace / name
+        tree = _parse(path.read_text(errors="replace")) if path.is_file() and not path.is_symlink() else None
+        defined, stubs = (_defined(tree), _stubs(tree)) if tree else (set(), set())
+        result.dropped += [f"{name}: {n}" for n in sorted(was.defined - defined)]
+        result.stubs += [f"{name}: {n}" for n in sorted(was.stubs & stubs)]
+    return result
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return {node.name for node in tree.body if isinstance(node, kinds)}
+
+
+def _stubs(tree: ast.Module) -> set[str]:
+    functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    return {f.name for f in functions if is_stub(f)}
