@@ -48,9 +48,9 @@ class FinishGate:
         return self.verdict(budget=True)
 
     def verdict(self, budget: bool = False) -> str | None:
-        """What fails now, or None; `budget`: examples that only differ in value (or given code dropped or left a stub) refuse at most
-        DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer, agent/one_shot.py, counts only
-        if it passes them)."""
+        """What fails now, or None; `budget`: examples that only differ in value, and given code dropped or
+        left a stub, refuse at most DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer,
+        agent/one_shot.py, counts only if it passes them)."""
         outcome = run_project_tests(self.workspace, self.config)
         if outcome is not None:
             return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)

@@ -16,8 +16,8 @@ import time
 from typing import Callable
 
 from agent.checks import FinishGate
-from agent.given_code import top_level_names
 from agent.config import Config
+from agent.given_code import top_level_names
 from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
 from agent.texts import ONE_SHOT_REQUEST
