@@ -16,6 +16,7 @@ import doctest
 import inspect
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -231,17 +232,24 @@ def _literal(text: str) -> str | None:
     return text
 
 
+def python_sources(workspace: Path) -> Iterator[tuple[str, str]]:
+    """(path, text) of the project's Python files among the first MOST_SCANNED files, each at most MOST_BYTES:
+    what a run looks at when it starts (here and in agent/given_code.py)."""
+    for number, path in enumerate(iter_files(workspace, workspace)):
+        if number >= MOST_SCANNED:
+            return
+        if path.suffix == ".py" and not path.is_symlink() and path.is_file() and path.stat().st_size <= MOST_BYTES:
+            yield relative(workspace, path), path.read_text(errors="replace")
+
+
 def collect(workspace: Path) -> list[ModuleExamples]:
     """The stubs' docstrings with examples in the project's Python files (the first MOST_FILES with some)."""
     found: list[ModuleExamples] = []
-    for number, path in enumerate(iter_files(workspace, workspace)):
-        if len(found) >= MOST_FILES or number >= MOST_SCANNED:
+    for path, text in python_sources(workspace):
+        if len(found) >= MOST_FILES:
             break
-        if path.suffix != ".py" or path.is_symlink() or not path.is_file() or path.stat().st_size > MOST_BYTES:
-            continue
-        text = path.read_text(errors="replace")
         if ">>>" in text or any(p.search(text) for p in EXAMPLE_FORMS):  # parse only what may have some
-            module = _module_examples(relative(workspace, path), text)
+            module = _module_examples(path, text)
             if module.docstrings:
                 found.append(module)
     return found
@@ -285,7 +293,7 @@ def _docstring(function: ast.FunctionDef | ast.AsyncFunctionDef, source: str) ->
     docstring = ast.get_docstring(function, clean=True)
     if docstring is None or doctest_examples(docstring) or ">>>" not in docstring:
         return docstring
-    written = ast.get_source_segment(source, function.body[0].value) or ""  # type: ignore[attr-defined]
+    written = ast.get_source_segment(source, function.body[0]) or ""  # the docstring's statement: the literal
     quotes = re.match(r"[rRuU]?('\'\'|\"\"\"|'|\")", written)
     if quotes is None or not written.endswith(quotes.group(1)):
         return docstring

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.examples import MOST_BYTES, MOST_FILES, MOST_SCANNED, is_stub
-from tools.workspace import iter_files, relative
+from agent.examples import MOST_FILES, is_stub, python_sources
 
 # a stub's body, as agent/examples.py's is_stub reads it: only files with such a line are parsed
 PLACEHOLDER = re.compile(r"raise NotImplementedError|^\s*(pass|\.\.\.)\s*$|:\s*(pass|\.\.\.)\s*$", re.MULTILINE)
@@ -40,16 +39,13 @@ def stub_files(workspace: Path, task: str) -> dict[str, GivenFile]:
     other stubs (abstract methods, say) are not the task's to fill in."""
     named = set(re.findall(r"\w+", task))
     found: dict[str, GivenFile] = {}
-    for number, path in enumerate(iter_files(workspace, workspace)):
-        if len(found) >= MOST_FILES or number >= MOST_SCANNED:
+    for path, text in python_sources(workspace):
+        if len(found) >= MOST_FILES:
             break
-        if path.suffix != ".py" or path.is_symlink() or not path.is_file() or path.stat().st_size > MOST_BYTES:
-            continue
-        text = path.read_text(errors="replace")
         tree = _parse(text) if PLACEHOLDER.search(text) else None
         stubs = _stubs(tree) & named if tree else set()
         if tree and stubs:
-            found[relative(workspace, path)] = GivenFile(defined=_defined(tree), stubs=stubs)
+            found[path] = GivenFile(defined=_defined(tree), stubs=stubs)
     return found
 
 
