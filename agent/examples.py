@@ -269,12 +269,12 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
     functions = (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
     chosen = [n for n in functions if not stubs_only or is_stub(n)]
     documented = [(d, n.name) for n in chosen if (d := _docstring(n, source))]
-    placeholders = parameter_names(parameters)
+    placeholders, known = parameter_names(parameters), set(names)
     with_examples = [
         (d, owner)
         for d, owner in documented
         if doctest_examples(d)
-        or prose_examples(d, set(names), owner, placeholders)
+        or prose_examples(d, known, owner, placeholders)
         or named_examples(d, owner, parameters.get(owner, []))
     ]
     return ModuleExamples(
