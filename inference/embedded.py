@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any, cast
 
 from inference.backend import (
@@ -24,6 +25,7 @@ from inference.backend import (
     Sampling,
     Timings,
 )
+from inference.hardware import cpu_has_amx
 from inference.token_history import TokenHistory, common_prefix
 
 
@@ -37,13 +39,14 @@ class EmbeddedBackend:
         if not Path(model_path).is_file():
             raise BackendError(f"model file {model_path} does not exist; fetch it with `agent models pull`")
         try:
-            self.llm = Llama(
-                model_path=str(model_path),
-                n_ctx=n_ctx,
-                n_threads=n_threads or os.cpu_count(),
-                n_batch=512,
-                verbose=verbose,
-            )
+            with _extra_buffer_types(enabled=not cpu_has_amx()):
+                self.llm = Llama(
+                    model_path=str(model_path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads or os.cpu_count(),
+                    n_batch=512,
+                    verbose=verbose,
+                )
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"llama-cpp-python could not load {model_path}: {exc}") from exc
         template = self.llm.metadata.get("tokenizer.chat_template")
@@ -149,3 +152,28 @@ class EmbeddedBackend:
                 predicted_ms=(ended - first_token_at) * 1000,
             ),
         )
+
+
+@contextmanager
+def _extra_buffer_types(enabled: bool) -> Iterator[None]:
+    """Models loaded meanwhile use ggml's extra CPU buffer types (weight repacking, AMX) only when `enabled`.
+    Why: pip compiles llama-cpp-python for this CPU, and on one with AMX its AMX kernels crash the process on
+    the first reply (a general protection fault, inference/patches/amx-tile-config.patch); `Llama()` has no
+    argument for llama.cpp's `use_extra_bufts`, so its default model parameters are changed while it loads."""
+    import llama_cpp.llama_cpp as lib
+
+    defaults = lib.llama_model_default_params
+    if enabled:
+        yield
+        return
+
+    def without_extra_buffer_types() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = without_extra_buffer_types
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = defaults

@@ -432,6 +432,7 @@ def rpc_target(tree: Path) -> str:
 
 
 PATCHES_DIR = Path(__file__).parent / "patches"
+AMX_PATCH = "amx-tile-config"  # without it, ggml's AMX kernels crash (inference/server.without_broken_amx)
 
 
 def applicable_patches(tree: Path) -> list[Path]:

@@ -41,6 +41,18 @@ class Hardware(BaseModel):
         )
 
 
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU has Intel AMX (Sapphire Rapids and newer Xeons). ggml's AMX kernels, as GCC 12 compiles
+    them, load an invalid tile config there and crash on the first matrix product
+    (inference/patches/amx-tile-config.patch says why): a build without our patch must not use them."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return "amx_tile" in flags
+
+
 def nvidia_gpus() -> list[Gpu]:
     if not shutil.which("nvidia-smi"):
         return []

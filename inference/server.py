@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from inference.engine import Capabilities, Engine
+from inference.engine import AMX_PATCH, Capabilities, Engine
 from inference.fetch import fetch_model
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.paths import state_dir
@@ -245,7 +245,8 @@ class ManagedServer(ManagedProcess):
         check_drafter(self.profile, caps, paths)
         if self.check_memory:
             check_fits(self.profile, paths)
-        return [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
+        argv = [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
+        return argv + without_broken_amx(self.engine)
 
     def prepare(self) -> list[str]:
         """Local RPC workers first (when the profile has them), then the command that connects to them."""
@@ -282,6 +283,15 @@ class ManagedServer(ManagedProcess):
         super().stop(grace)
         if self.workers:
             self.workers.stop()
+
+
+def without_broken_amx(engine: Engine) -> list[str]:
+    """`--no-repack` where this CPU has AMX and the engine was built without our fix for ggml's AMX kernels
+    (inference/patches/amx-tile-config.patch): unpatched, llama-server dies on its first matrix product there."""
+    from inference.hardware import cpu_has_amx
+
+    unfixed = AMX_PATCH not in engine.patches and "--no-repack" in engine.capabilities.flags
+    return ["--no-repack"] if unfixed and cpu_has_amx() else []
 
 
 def redacted(argv: list[str]) -> list[str]:

@@ -44,11 +44,11 @@ def test_capabilities_of_the_built_engine(engine):
 def test_our_patches_are_built_in_and_the_cached_source_stays_pristine(engine):
     from inference.engine import applicable_patches, resolve_source
 
-    assert engine.patches == ["ngram-simple-adaptive"]
+    assert engine.patches == ["amx-tile-config", "ngram-simple-adaptive"]
     assert engine.capabilities.has("--spec-ngram-simple-adapt-min")
     tree, _ = resolve_source(EngineSource.parse("pypi-sdist"))
     assert "adapt_min" not in (tree / "common" / "common.h").read_text()  # patched in a copy only
-    assert [p.stem for p in applicable_patches(tree)] == ["ngram-simple-adaptive"]
+    assert [p.stem for p in applicable_patches(tree)] == ["amx-tile-config", "ngram-simple-adaptive"]
 
 
 def test_a_patch_that_does_not_apply_is_left_out(tmp_path):

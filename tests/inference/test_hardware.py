@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inference.hardware import Hardware
+from inference.hardware import Hardware, cpu_has_amx
 from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.server import check_fits
 
@@ -33,3 +33,16 @@ def test_gpu_profile_without_a_gpu_is_refused(tmp_path, monkeypatch):
         pytest.skip("this machine has a GPU; the refusal is for machines without one")
     with pytest.raises(ProfileError, match="needs a GPU"):
         check_fits(BUILTIN_PROFILES["gemma4-31b"], {})
+
+
+def test_amx_is_read_from_the_cpu_flags(tmp_path):
+    """/proc/cpuinfo's `flags` line as a Sapphire Rapids VM prints it, and as an older Xeon does."""
+    sapphire = (
+        "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n"
+    )
+    older = "processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\n"
+    (tmp_path / "sapphire").write_text(sapphire)
+    (tmp_path / "older").write_text(older)
+    assert cpu_has_amx(tmp_path / "sapphire")
+    assert not cpu_has_amx(tmp_path / "older")
+    assert not cpu_has_amx(tmp_path / "missing")  # not Linux: nothing to avoid

@@ -8,7 +8,7 @@ import pytest
 
 from inference.engine import BuildOptions, Capabilities, Engine, default_capabilities, parse_help
 from inference.profiles import BUILTIN_PROFILES, ProfileError
-from inference.server import check_drafter, choose_engine, planned_engine
+from inference.server import check_drafter, choose_engine, planned_engine, without_broken_amx
 
 UPSTREAM_HELP = "--spec-type none,draft-simple,draft-dflash,ngram-mod\n-m FNAME\n--spec-draft-model FNAME\n"
 
@@ -73,3 +73,18 @@ def test_an_upstream_dialect_engine_refuses_bees_old_drafter_with_the_command(ca
     with pytest.raises(ProfileError, match="convert-dflash-draft-to-upstream.py"):
         check_drafter(BUILTIN_PROFILES["gemma4-31b-dflash"], parse_help(UPSTREAM_HELP))
     check_drafter(BUILTIN_PROFILES["gemma4-31b-dflash"], default_capabilities())  # Bee v0.2 loads it as is
+
+
+def test_an_engine_without_the_amx_fix_runs_without_repacking_on_an_amx_cpu(cache, monkeypatch):
+    """Unpatched, ggml's AMX kernels kill llama-server on its first matrix product (exit -11 on a Sapphire Rapids
+    VM): such a build gets `--no-repack` there; a patched one, or any build on a CPU without AMX, runs as is."""
+    import inference.hardware
+
+    caps = parse_help(UPSTREAM_HELP + "--repack, -nr, --no-repack\n")
+    unpatched = record(cache, "old", "cpu", caps, age=10)
+    patched = unpatched.model_copy(update={"patches": ["amx-tile-config", "ngram-simple-adaptive"]})
+    monkeypatch.setattr(inference.hardware, "cpu_has_amx", lambda: True)
+    assert without_broken_amx(unpatched) == ["--no-repack"]
+    assert without_broken_amx(patched) == []
+    monkeypatch.setattr(inference.hardware, "cpu_has_amx", lambda: False)
+    assert without_broken_amx(unpatched) == []
