@@ -42,6 +42,15 @@ def test_the_first_answer_that_passes_the_examples_is_the_result_and_no_loop_run
     assert first.stop == [] and "Before any tool call" in backend.calls[0]["messages"][1].content
 
 
+def test_an_answer_that_forgot_a_standard_library_import_gets_it(scripted, tmp_path):
+    """HumanEval/106: all three answers were right but for `import math`; the line is added, not the answer lost."""
+    make_repo(tmp_path / "r", {"calc.py": STUB})
+    backend = scripted([answer("return math.floor(a) + math.floor(b)")])
+    result = run_task(tmp_path / "r", "Implement add in calc.py", Config(seed=7, one_shots=3), backend=backend)
+    assert result.run.status == "finished" and result.run.stats.one_shots == 1
+    assert (tmp_path / "r" / "calc.py").read_text().startswith("import math\ndef add(a, b):")
+
+
 def test_an_answer_that_falls_into_repetition_is_cut_as_it_streams_and_the_next_is_asked(scripted, tmp_path):
     """HumanEval/76: two one-shot answers of 2,048 tokens (`if n == 0: return False` over and over), 400 s."""
     make_repo(tmp_path / "r", {"calc.py": STUB})

@@ -90,3 +90,23 @@ def test_a_reply_cut_by_on_text_stops_there_and_the_next_turn_still_reuses_the_c
     assert cut.timings.completion_tokens <= 8
     after = embedded.complete(messages, sampling=Sampling(temperature=0, max_tokens=10))
     assert after.text.startswith(cut.text) and after.timings.cached_prompt_tokens >= after.timings.prompt_tokens - 2
+
+
+def test_on_an_amx_cpu_the_model_loads_without_extra_buffer_types_and_answers(qwen_path, monkeypatch):
+    """pip compiles llama-cpp-python for the CPU it runs on; with AMX its kernels killed the process on the
+    first reply (exit 139 on a Sapphire Rapids VM). Here the AMX check says yes whatever this CPU is: the model
+    loads with `use_extra_bufts` off and answers, and llama-cpp-python's defaults are as before afterwards."""
+    import llama_cpp.llama_cpp as lib
+
+    import inference.embedded
+    from inference.embedded import EmbeddedBackend
+
+    monkeypatch.setattr(inference.embedded, "cpu_has_amx", lambda: True)
+    backend = EmbeddedBackend(qwen_path, n_ctx=1024)
+    try:
+        assert backend.llm.model_params.use_extra_bufts is False
+        messages = [Message(role="user", content="Write a Python function add(a, b) that returns a + b.")]
+        assert "def add" in backend.complete(messages, sampling=Sampling(temperature=0, max_tokens=40)).text
+    finally:
+        backend.close()
+    assert lib.llama_model_default_params().use_extra_bufts is True
