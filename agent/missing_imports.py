@@ -14,6 +14,7 @@ import builtins
 import importlib
 import sys
 
+IMPORTED_FOR_EFFECT = {"this", "antigravity"}  # standard modules that print or open a browser when imported
 # where a bare name is looked up, in this order (the first module that has it wins)
 NAME_SOURCES = ("typing", "math", "collections", "itertools", "functools", "heapq", "bisect", "statistics")
 
@@ -63,7 +64,7 @@ def _unbound_names(tree: ast.Module) -> set[str]:
 def _import_line(name: str) -> str | None:
     """`import NAME` for a standard-library module, `from MODULE import NAME` for a public function, class or
     typing alias of one of NAME_SOURCES; None for anything else."""
-    if name.startswith("_"):
+    if name.startswith("_") or name in IMPORTED_FOR_EFFECT:
         return None
     if name in sys.stdlib_module_names:
         return f"import {name}"

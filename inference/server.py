@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from inference.engine import AMX_PATCH, Capabilities, Engine
 from inference.fetch import fetch_model
+from inference.hardware import cpu_has_amx
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.paths import state_dir
 from inference.models import get_model
@@ -288,8 +289,6 @@ class ManagedServer(ManagedProcess):
 def without_broken_amx(engine: Engine) -> list[str]:
     """`--no-repack` where this CPU has AMX and the engine was built without our fix for ggml's AMX kernels
     (inference/patches/amx-tile-config.patch): unpatched, llama-server dies on its first matrix product there."""
-    from inference.hardware import cpu_has_amx
-
     unfixed = AMX_PATCH not in engine.patches and "--no-repack" in engine.capabilities.flags
     return ["--no-repack"] if unfixed and cpu_has_amx() else []
 

@@ -44,6 +44,8 @@ def test_names_the_code_binds_itself_are_never_imported():
         "    return gcd(floor, 1) + len(deque) + c.Counter(xs)[0] + no_such_helper(xs)\n"
     )
     assert add_missing_imports(code) == code
+    effects = "def f(x):\n    return this + antigravity\n"  # importing them prints, or opens a browser
+    assert add_missing_imports(effects) == effects
     starred = "from math import *\ndef f(x):\n    return sqrt(x) + heappush\n"
     assert add_missing_imports(starred) == starred
 

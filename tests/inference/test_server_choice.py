@@ -78,13 +78,13 @@ def test_an_upstream_dialect_engine_refuses_bees_old_drafter_with_the_command(ca
 def test_an_engine_without_the_amx_fix_runs_without_repacking_on_an_amx_cpu(cache, monkeypatch):
     """Unpatched, ggml's AMX kernels kill llama-server on its first matrix product (exit -11 on a Sapphire Rapids
     VM): such a build gets `--no-repack` there; a patched one, or any build on a CPU without AMX, runs as is."""
-    import inference.hardware
+    import inference.server
 
     caps = parse_help(UPSTREAM_HELP + "--repack, -nr, --no-repack\n")
     unpatched = record(cache, "old", "cpu", caps, age=10)
     patched = unpatched.model_copy(update={"patches": ["amx-tile-config", "ngram-simple-adaptive"]})
-    monkeypatch.setattr(inference.hardware, "cpu_has_amx", lambda: True)
+    monkeypatch.setattr(inference.server, "cpu_has_amx", lambda: True)
     assert without_broken_amx(unpatched) == ["--no-repack"]
     assert without_broken_amx(patched) == []
-    monkeypatch.setattr(inference.hardware, "cpu_has_amx", lambda: False)
+    monkeypatch.setattr(inference.server, "cpu_has_amx", lambda: False)
     assert without_broken_amx(unpatched) == []
