@@ -39,7 +39,7 @@ class EmbeddedBackend:
         if not Path(model_path).is_file():
             raise BackendError(f"model file {model_path} does not exist; fetch it with `agent models pull`")
         try:
-            with _extra_buffer_types(enabled=not cpu_has_amx()):
+            with extra_buffer_types(enabled=not cpu_has_amx()):
                 self.llm = Llama(
                     model_path=str(model_path),
                     n_ctx=n_ctx,
@@ -155,7 +155,7 @@ class EmbeddedBackend:
 
 
 @contextmanager
-def _extra_buffer_types(enabled: bool) -> Iterator[None]:
+def extra_buffer_types(enabled: bool) -> Iterator[None]:
     """Models loaded meanwhile use ggml's extra CPU buffer types (weight repacking, AMX) only when `enabled`.
     Why: pip compiles llama-cpp-python for this CPU, and on one with AMX its AMX kernels crash the process on
     the first reply (a general protection fault, inference/patches/amx-tile-config.patch); `Llama()` has no

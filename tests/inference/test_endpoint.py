@@ -18,6 +18,17 @@ from inference.net import free_port
 
 pytestmark = pytest.mark.model
 
+# llama-cpp-python's server, run with the same guard the embedded backend uses: on an AMX CPU its kernels kill
+# the process on the first reply (CI on a Sapphire Rapids VM lost the connection mid-stream), so extra buffer
+# types are off there.
+SERVER_WITHOUT_AMX_CRASH = """
+import runpy
+from inference.embedded import extra_buffer_types
+from inference.hardware import cpu_has_amx
+with extra_buffer_types(enabled=not cpu_has_amx()):
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
 
 @pytest.fixture(scope="module")
 def server(qwen_path, tmp_path_factory):
@@ -26,8 +37,8 @@ def server(qwen_path, tmp_path_factory):
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "llama_cpp.server",
+            "-c",
+            SERVER_WITHOUT_AMX_CRASH,
             "--model",
             str(qwen_path),
             "--host",
