@@ -153,7 +153,8 @@ def _named_arguments(text: str, parameters: list[str]) -> list[str] | None:
         return [text.strip()]
     values = []
     for name in parameters:
-        assigned = re.search(rf"(?<![\w.]){re.escape(name)}[ \t]*[=:][ \t]*(?P<rest>.*)", text)
+        # the name as written, or with a word before it (HumanEval/115's `bucket_capacity` for `capacity`)
+        assigned = re.search(rf"(?<![\w.])(?:[A-Za-z]\w*_)?{re.escape(name)}[ \t]*[=:][ \t]*(?P<rest>.*)", text)
         value = _shortest_literal(assigned.group("rest")) if assigned else None
         if value is None:
             return None
@@ -290,18 +291,37 @@ def _docstring(function: ast.FunctionDef | ast.AsyncFunctionDef, source: str) ->
     """The function's docstring; as written (escapes such as `\\n` left as they are) where doctest cannot read
     the docstring Python makes of it: HumanEval/51's `remove_vowels("abcdef\\nghijklm")`, in a docstring that
     is not raw, puts a line break inside the example, which doctest refuses (its module does too)."""
-    docstring = ast.get_docstring(function, clean=True)
-    if docstring is None or doctest_examples(docstring) or ">>>" not in docstring:
+    statement = _docstring_statement(function)
+    if statement is None:
+        return None
+    docstring = inspect.cleandoc(ast.literal_eval(statement.value))
+    if doctest_examples(docstring) or ">>>" not in docstring:
         return docstring
-    written = ast.get_source_segment(source, function.body[0]) or ""  # the docstring's statement: the literal
+    written = ast.get_source_segment(source, statement) or ""  # the docstring's statement: the literal
     quotes = re.match(r"[rRuU]?('\'\'|\"\"\"|'|\")", written)
     if quotes is None or not written.endswith(quotes.group(1)):
         return docstring
     return inspect.cleandoc(written[quotes.end() : len(written) - len(quotes.group(1))])
 
 
+def _docstring_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Expr | None:
+    """The function's docstring statement: its first, or the first after imports (HumanEval/115 starts with
+    `import math`, then the docstring, which Python no longer counts as one)."""
+    body = _after_imports(function.body)
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first
+    return None
+
+
+def _after_imports(body: list[ast.stmt]) -> list[ast.stmt]:
+    start = next((i for i, s in enumerate(body) if not isinstance(s, ast.Import | ast.ImportFrom)), len(body))
+    return body[start:]
+
+
 def is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    body = _after_imports(function.body)
+    body = body[1:] if _docstring_statement(function) is not None else body
     return bool(body) and all(_is_placeholder(statement) for statement in body)
 
 

