@@ -309,9 +309,7 @@ def _docstring_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> as
     `import math`, then the docstring, which Python no longer counts as one)."""
     body = _after_imports(function.body)
     first = body[0] if body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return first
-    return None
+    return first if isinstance(first, ast.Expr) and _is_string(first) else None
 
 
 def _after_imports(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -319,9 +317,17 @@ def _after_imports(body: list[ast.stmt]) -> list[ast.stmt]:
     return body[start:]
 
 
+def _is_string(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
 def is_stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     body = _after_imports(function.body)
-    body = body[1:] if _docstring_statement(function) is not None else body
+    body = body[1:] if body and _is_string(body[0]) else body
     return bool(body) and all(_is_placeholder(statement) for statement in body)
 
 
