@@ -3,6 +3,7 @@ and the fix, through the real CLI too (never a traceback)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import git
@@ -10,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.config import ConfigError, load_config
+from agent.config import Config, ConfigError, load_config
 
 runner = CliRunner()
 
@@ -102,3 +103,23 @@ def test_cli_reports_a_malformed_mcp_json_in_one_line(home, content):
     assert mcp_file.read_text() == content  # nothing lost
     listed = runner.invoke(app, ["mcp", "list"])
     assert listed.exit_code == 0 and "skipped:" in listed.output and "Traceback" not in listed.output
+
+
+def test_the_readme_settings_table_names_every_setting_with_the_default_the_code_has():
+    """The README's table said `one_shots` 3 for a session after the default became 8."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    shown: dict[str, str] = {}
+    for names, defaults in re.findall(r"^\| (`\w+`(?:, `\w+`)*) \| ([^|]+) \|", readme, re.MULTILINE):
+        named, values = re.findall(r"`(\w+)`", names), [v.strip().strip("`") for v in defaults.split(",")]
+        shown |= dict(zip(named, values if len(values) == len(named) else values * len(named)))
+    for name, field in Config.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        assert name in shown, f"{name} is not in the README's settings table"
+        if not isinstance(default, list):  # an empty list reads "none" or says what it means ("catalog order")
+            assert shown[name] == as_shown(default), name
+
+
+def as_shown(value: object) -> str:
+    if value is None or isinstance(value, bool):
+        return str(value).lower()
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
