@@ -134,18 +134,28 @@ class Agent:
         ]
 
     def aside(
-        self, task: str, question: str, max_tokens: int = 300, temperature: float | None = None, seed: int | None = None
+        self,
+        task: str,
+        question: str,
+        system: str,
+        max_tokens: int = 300,
+        temperature: float | None = None,
+        seed: int | None = None,
     ) -> Completion:
-        """One reply to `question`, asked after the task's first message but outside the conversation: it
-        shares the prompt the run starts with (the engine's cache keeps it) and leaves no trace in the run.
-        `temperature` and `seed`, when given, replace the run's. A reply that falls into repetition is cut as it
-        streams, as in the loop (finish_reason CUT): HumanEval/76 spent 400 s on two such one-shot answers."""
-        system, first = self._first_messages(task)
-        asked = Message(role="user", content=f"{first.content}\n\n{question}")
+        """One reply to `question`, asked after the task's first message (the files and the task, as the run
+        starts) in a conversation of its own under `system`, not the run's tool protocol: it leaves no trace in
+        the run, and the same question asked again is served from the engine's cache. `temperature` and `seed`,
+        when given, replace the run's. A reply that falls into repetition is cut as it streams, as in the loop
+        (finish_reason CUT): HumanEval/76 spent 400 s on two such one-shot answers."""
+        first = self._first_messages(task)[1]
+        messages = [
+            Message(role="system", content=system),
+            Message(role="user", content=f"{first.content}\n\n{question}"),
+        ]
         update: dict[str, object] = {"stop": [], "max_tokens": max_tokens}
         update |= {k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None}
         sampling = self.sampling.model_copy(update=update)
-        return self.backend.complete([system, asked], None, sampling, RepetitionGuard().feed)
+        return self.backend.complete(messages, None, sampling, RepetitionGuard().feed)
 
     def continue_with(self, message: str) -> RunResult:
         """One more user turn in the same conversation (a chat): the messages so far stay as they are, so the

@@ -21,7 +21,7 @@ from agent.given_code import top_level_names
 from agent.loop import Agent, RunResult, RunStats
 from agent.missing_imports import add_missing_imports
 from agent.session import Transcript
-from agent.texts import ONE_SHOT_REQUEST
+from agent.texts import ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from inference.backend import CUT, Completion
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
@@ -47,14 +47,6 @@ def python(code: str) -> str | None:
     except (SyntaxError, ValueError):
         return None
     return code if code.strip() else None
-
-
-def written_in_call(agent: Agent, reply: Completion, name: str) -> str | None:
-    """The content of a write_file call for `name` in the reply: asked for a code block, the model sometimes
-    writes the file with its tool instead (HumanEval/20's first answer)."""
-    calls = agent.protocol.parse(reply, agent.toolbox).calls
-    contents = [c.arguments.get("content") for c in calls if c.name == "write_file" and c.arguments.get("path") == name]
-    return python(contents[-1]) if contents and isinstance(contents[-1], str) else None
 
 
 def try_one_shots(
@@ -83,6 +75,7 @@ def try_one_shots(
         reply = agent.aside(
             task,
             question,
+            ONE_SHOT_SYSTEM,
             max_tokens=config.max_tokens,
             temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
             seed=None if seed is None else seed + number - 1,
@@ -108,7 +101,7 @@ def try_one_shots(
 def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:
     """What is wrong with this answer (written to the file `name` and checked by the gate), or None."""
     path = agent.ctx.workspace / name
-    code = code_in(reply.text) or written_in_call(agent, reply, name)
+    code = code_in(reply.text)
     if code is None:
         if reply.finish_reason == CUT:
             return "it fell into repetition and was cut"

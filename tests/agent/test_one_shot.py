@@ -39,7 +39,10 @@ def test_the_first_answer_that_passes_the_examples_is_the_result_and_no_loop_run
     first, second = (call["sampling"] for call in backend.calls)
     assert (first.temperature, first.seed) == (0.2, 7)
     assert (second.temperature, second.seed) == (one_shot.LATER_TEMPERATURE, 8), "a fresh sample, not a repeat"
-    assert first.stop == [] and "Before any tool call" in backend.calls[0]["messages"][1].content
+    system, asked = backend.calls[0]["messages"]
+    assert first.stop == [] and "Reply with the complete new calc.py" in asked.content and "add(2, 3)" in asked.content
+    assert system.content == one_shot.ONE_SHOT_SYSTEM, "asked without the tool protocol"
+    assert [m.content for m in backend.calls[1]["messages"]] == [system.content, asked.content], "one cached prompt"
 
 
 def test_an_answer_that_forgot_a_standard_library_import_gets_it(scripted, tmp_path):
@@ -97,25 +100,14 @@ def test_after_failed_answers_the_loop_gets_its_shorter_budget(scripted, tmp_pat
     assert result.run.stats.steps == 3, "without one-shot answers the loop keeps max_steps"
 
 
-def test_an_answer_written_as_a_write_file_call_counts(scripted, tmp_path):
-    """Asked for a code block, the model sometimes writes the file with its tool (HumanEval/20's first answer)."""
-    make_repo(tmp_path / "r", {"calc.py": STUB})
-    code = STUB.replace("raise NotImplementedError", "return a + b")
-    call = f"<write_file>\n<path>calc.py</path>\n<content>\n{code}</content>\n</write_file>"
-    backend = scripted([call])
-    result = run_task(tmp_path / "r", "Implement add", Config(one_shots=2), backend=backend)
-    assert result.run.status == "finished" and "one-shot answer 1 of 2" in result.run.summary
-    assert "return a + b" in (tmp_path / "r" / "calc.py").read_text()
-
-
 def test_no_answer_is_asked_without_a_stub_file_or_when_turned_off(scripted, tmp_path):
     make_repo(tmp_path / "r", {"calc.py": STUB})
     backend = scripted(["<finish><summary>x</summary></finish>"])
     run_task(tmp_path / "r", "Implement add", Config(one_shots=0, max_steps=1, attempts=1), backend=backend)
-    assert "Before any tool call" not in backend.calls[0]["messages"][-1].content
+    assert "Reply with the complete new" not in backend.calls[0]["messages"][-1].content
     backend = scripted(["<finish><summary>x</summary></finish>"])
     new_project(tmp_path / "p", "a calculator", Config(max_steps=1, attempts=1, offline=True), backend=backend)
-    assert "Before any tool call" not in backend.calls[0]["messages"][-1].content
+    assert "Reply with the complete new" not in backend.calls[0]["messages"][-1].content
 
 
 def test_the_code_is_the_longest_block_that_parses():
