@@ -71,10 +71,7 @@ def test_humaneval_problems_become_repository_tasks_checked_by_their_own_tests(s
         "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",
     )
     wrong = stub.replace("    raise NotImplementedError\n", "    return False\n")
-    replies = [
-        f"<write_file>\n<path>solution.py</path>\n<content>\n{code}</content>\n</write_file>\n{FINISH}"
-        for code in (right, wrong)
-    ]
+    replies = [f"```python\n{code}```" for code in (right, wrong)]  # one-shot answers: the file whole
     records = run_suite([task], [1, 2], CONFIG, scripted(replies), tmp_path)
     assert [r.passed for r in records] == [True, False]
 
