@@ -18,6 +18,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeGuard
 
 from pydantic import BaseModel
 
@@ -308,8 +309,7 @@ def _docstring_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> as
     """The function's docstring statement: its first, or the first after imports (HumanEval/115 starts with
     `import math`, then the docstring, which Python no longer counts as one)."""
     body = _after_imports(function.body)
-    first = body[0] if body else None
-    return first if isinstance(first, ast.Expr) and _is_string(first) else None
+    return body[0] if body and _is_string(body[0]) else None
 
 
 def _after_imports(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -317,7 +317,7 @@ def _after_imports(body: list[ast.stmt]) -> list[ast.stmt]:
     return body[start:]
 
 
-def _is_string(statement: ast.stmt) -> bool:
+def _is_string(statement: ast.stmt) -> TypeGuard[ast.Expr]:
     return (
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Constant)

@@ -30,11 +30,11 @@ def recorded_answers(runs: Path) -> dict[str, dict[str, bool]]:
     """task id -> each distinct answer's code (as the one-shot path wrote it) -> whether it passed the examples."""
     answers: dict[str, dict[str, bool]] = defaultdict(dict)
     for path in sorted(runs.glob("*HumanEval-*.jsonl")):
-        found = TASK_IN_NAME.search(path.name)
-        for line in path.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
+        if not (found := TASK_IN_NAME.search(path.name)):
+            continue
+        for event in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
             code = code_in(event.get("text") or "") if event.get("type") == "one_shot" else None
-            if found and code:
+            if code:
                 answers[found.group(1)][add_missing_imports(code)] = event.get("problem") is None
     return answers
 
