@@ -18,7 +18,10 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
     """Resolve `path` (relative to the workspace, or absolute) following symlinks; refuse anything outside."""
     if not path or "\x00" in path:
         raise ToolError("path is empty or contains a NUL byte")
-    candidate = Path(path).expanduser()
+    try:
+        candidate = Path(path).expanduser()
+    except RuntimeError:  # `~name` where no user is called name (found by tests/tools/test_fuzz_tools.py)
+        raise ToolError(f"path {path!r} starts with the home of no user here; use a path inside the workspace") from None
     try:
         resolved = (candidate if candidate.is_absolute() else workspace / candidate).resolve()
     except RuntimeError:  # Python 3.11 reports a symlink loop this way
