@@ -108,7 +108,10 @@ def build_server(
     directory_locks: dict[Path, anyio.Lock] = {}
 
     def inside_roots(directory: str) -> Path:
-        path = Path(directory).expanduser().resolve()
+        try:
+            path = Path(directory).expanduser().resolve()
+        except RuntimeError:  # `~name` of no user here, or a symlink loop
+            raise ToolError(f"{directory!r} is no folder on this machine; give a path inside {allowed[0]}") from None
         if not any(path == r or path.is_relative_to(r) for r in allowed):
             raise ToolError(
                 f"{path} is outside the folders this server may work in "

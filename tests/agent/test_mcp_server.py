@@ -40,6 +40,8 @@ def test_in_memory_tools_skills_and_root_refusal(tmp_path):
             assert "verify-before-finish" in listed
             outside = await client.call_tool("run_task", {"task": "x", "directory": "/etc"})
             assert outside.is_error and "outside the folders" in outside.content[0].text
+            nobody = await client.call_tool("run_task", {"task": "x", "directory": "~no-such-user-0/x"})
+            assert nobody.is_error and "no folder on this machine" in nobody.content[0].text
 
     anyio.run(main)
 
