@@ -21,12 +21,13 @@ from agent.given_code import top_level_names
 from agent.loop import Agent, RunResult, RunStats
 from agent.missing_imports import add_missing_imports
 from agent.session import Transcript
-from agent.texts import ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
+from agent.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from inference.backend import CUT, Completion
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 CODE_TAG = re.compile(r"<code>\n(.*?)</code>", re.DOTALL)  # HumanEval/28: the whole file, in <code> tags
+NOTE_CHARS = 800  # a failure note's length at most: the failing example, not a page of output
 
 
 def stub_file(gate: FinishGate) -> str | None:
@@ -68,13 +69,13 @@ def try_one_shots(
     path = agent.ctx.workspace / name
     given = path.read_text(encoding="utf-8")
     question = ONE_SHOT_REQUEST.format(path=name)
-    seed = agent.sampling.seed
+    seed, problem = agent.sampling.seed, None  # problem: what the last answer failed
     for number in range(1, count + 1):
         if agent.events:  # the answer is not streamed to the display: say what the wait is for
             agent.events.on_note(f"asking for {name} whole in one reply (one-shot answer {number} of {count}) ...")
         reply = agent.aside(
             task,
-            question,
+            question if problem is None or not config.one_shot_notes else f"{question}\n\n{failure_note(problem)}",
             ONE_SHOT_SYSTEM,
             max_tokens=config.max_tokens,
             temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
@@ -96,6 +97,12 @@ def try_one_shots(
             return result, stats
         path.write_text(given, encoding="utf-8")
     return None, stats
+
+
+def failure_note(problem: str) -> str:
+    """What an answer failed, told to the next: the check's lines without doctest's rulers and file names."""
+    lines = [line for line in problem.strip().splitlines() if not line.startswith(("*****", 'File "'))]
+    return ONE_SHOT_NOTE.format(failure="\n".join(lines)[:NOTE_CHARS])
 
 
 def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:

@@ -45,6 +45,19 @@ def test_the_first_answer_that_passes_the_examples_is_the_result_and_no_loop_run
     assert [m.content for m in backend.calls[1]["messages"]] == [system.content, asked.content], "one cached prompt"
 
 
+def test_with_notes_the_next_answer_is_told_what_the_last_one_failed_and_not_shown_it(scripted, tmp_path):
+    """HumanEval/135: eight answers, each `return i - 1` where the example wants 3 and gets 2, none told so."""
+    make_repo(tmp_path / "r", {"calc.py": STUB})
+    backend = scripted([answer("return a - b"), answer("return a + b")])
+    config = Config(seed=7, one_shots=3, one_shot_notes=True)
+    result = run_task(tmp_path / "r", "Implement add in calc.py", config, backend=backend)
+    assert result.run.status == "finished" and result.run.stats.one_shots == 2
+    first, second = (call["messages"][-1].content for call in backend.calls)
+    note = second.removeprefix(first)
+    assert note != second and "add(2, 3)" in note and "Expected:\n    5\nGot:\n    -1" in note
+    assert "return a - b" not in note and "*****" not in note, "the failure, not the answer or doctest's rulers"
+
+
 def test_an_answer_that_forgot_a_standard_library_import_gets_it(scripted, tmp_path):
     """HumanEval/106: all three answers were right but for `import math`; the line is added, not the answer lost."""
     make_repo(tmp_path / "r", {"calc.py": STUB})
