@@ -21,7 +21,9 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
     try:
         candidate = Path(path).expanduser()
     except RuntimeError:  # `~name` where no user is called name (found by tests/tools/test_fuzz_tools.py)
-        raise ToolError(f"path {path!r} starts with the home of no user here; use a path inside the workspace") from None
+        raise ToolError(
+            f"path {path!r} starts with the home of no user here; use a path inside the workspace"
+        ) from None
     try:
         resolved = (candidate if candidate.is_absolute() else workspace / candidate).resolve()
     except RuntimeError:  # Python 3.11 reports a symlink loop this way
