@@ -1,6 +1,7 @@
 """One-shot answers before the tool loop: where the task is one file of stubs to fill in and the run has a
 check for it (the project's tests, else the stubs' docstring examples as given), ask for the whole file in
-one reply a few times, and take the first that passes the check.
+one reply a few times, and take the first that passes the check (with `one_shot_notes`, each answer after a
+failed one is told what that one failed).
 
 Why: measured on HumanEval (docs/eval.md), the 1.5B model answering once solves as many problems as the tool
 loop at a quarter of the wall time, and the two fail different problems; a one-shot answer that fails the

@@ -122,11 +122,18 @@ def test_every_path_escape_is_refused(ctx, tool, args):
     assert (outside / "outside.txt").read_text() == "a" and not (outside / "new.txt").exists()
 
 
-@pytest.mark.parametrize("path", ["~", "~/x.txt", "~no-such-user-0/x.txt"])
-def test_a_home_path_is_refused_with_a_message_even_for_a_user_that_does_not_exist(ctx, path):
+@pytest.mark.parametrize(
+    "path,says",
+    [
+        ("~", "outside the workspace"),
+        ("~/x.txt", "outside the workspace"),
+        ("~no-such-user-0/x.txt", "home of no user"),
+    ],
+)
+def test_a_home_path_is_refused_with_a_message_even_for_a_user_that_does_not_exist(ctx, path, says):
     """`~0` made pathlib raise "Could not determine home directory" out of the tool (found by fuzzing)."""
     result = WriteFileTool().invoke({"path": path, "content": "x"}, ctx)
-    assert result.is_error and ("outside the workspace" in result.output or "home of no user" in result.output)
+    assert result.is_error and says in result.output
 
 
 def test_symlinked_file_outside_is_not_listed_or_searched(ctx):
