@@ -83,6 +83,7 @@ def run_cmd(
         backend=backend_label,
         max_steps=config.max_steps,
         temperature=config.temperature,
+        one_shot_notes=config.one_shot_notes,
         agent_command=agent_command,
     )
     out = out or Path("eval-results") / f"{Path(suite).name}-{mode}"
@@ -197,7 +198,7 @@ def _claim(out: Path, settings) -> None:
         if recorded != settings:
             raise UserError(
                 f"{out} holds results made with other settings ({recorded.mode} on {recorded.backend}, "
-                f"max_steps {recorded.max_steps}); choose another --out"
+                f"max_steps {recorded.max_steps}, one_shot_notes {recorded.one_shot_notes}); choose another --out"
             )
         return
     out.mkdir(parents=True, exist_ok=True)

@@ -59,7 +59,8 @@ def label_of(settings: EvalSettings) -> str:
         if settings.mode == "command" and settings.agent_command
         else settings.mode
     )
-    return f"{who} · {settings.backend}"
+    notes = " + notes" if settings.one_shot_notes else ""
+    return f"{who}{notes} · {settings.backend}"
 
 
 def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -> dict[str, Path]:

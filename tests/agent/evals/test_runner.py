@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from agent.cli import app
 from agent.config import Config
 from agent.evals.humaneval import load_humaneval
-from agent.evals.report import summarize, write_report
+from agent.evals.report import label_of, summarize, write_report
 from agent.evals.runner import EvalSettings, read_records, run_suite
 from agent.evals.tasks import load_folder_suite
 
@@ -181,3 +181,21 @@ def test_ctrl_c_keeps_the_results_reports_those_done_and_says_how_to_go_on(tmp_p
     assert (
         "| 1/1 |" in report and "| median-bug | 1 | yes | finished |" in report and "| median-bug | 9 |" not in report
     )
+
+
+def test_a_folder_made_with_one_shot_notes_says_so_and_is_not_resumed_without_them(tmp_path, monkeypatch):
+    import agent.evals.runner as runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_one", interrupted)
+    arguments = ["eval", "run", str(SUITE), "--out", str(tmp_path / "o"), "--endpoint", "http://127.0.0.1:9/v1"]
+    arguments += ["--mode", "command", "--agent-command", "true"]
+    monkeypatch.setenv("DFLASH_AGENT_ONE_SHOT_NOTES", "true")
+    assert CliRunner().invoke(app, arguments).exit_code == 130
+    recorded = EvalSettings.model_validate_json((tmp_path / "o" / "settings.json").read_text())
+    assert recorded.one_shot_notes and "true + notes · http" in label_of(recorded)
+    monkeypatch.delenv("DFLASH_AGENT_ONE_SHOT_NOTES")
+    out = CliRunner().invoke(app, arguments)
+    assert out.exit_code == 1 and "one_shot_notes True); choose another --out" in " ".join(out.output.split())
