@@ -12,7 +12,7 @@ from agent.commands.common import Endpoint, MaxSteps, Model, Profile, err
 from agent.errors import UserError
 
 if TYPE_CHECKING:
-    from agent.evals.runner import EvalRecord
+    from agent.evals.runner import EvalRecord, EvalSettings
     from agent.evals.tasks import EvalTask
 
 app = typer.Typer(help="Measure the agent on task suites: HumanEval or your own task folders.", no_args_is_help=True)
@@ -188,17 +188,19 @@ def _seeds(text: str) -> list[int]:
     return list(dict.fromkeys(seeds))
 
 
-def _claim(out: Path, settings) -> None:
+def _claim(out: Path, settings: EvalSettings) -> None:
     """A results folder belongs to one set of settings: resuming with others would mix figures."""
     from agent.evals.runner import EvalSettings
 
     path = out / "settings.json"
     if path.is_file():
         recorded = EvalSettings.model_validate_json(path.read_text(encoding="utf-8"))
-        if recorded != settings:
+        differ = [name for name in EvalSettings.model_fields if getattr(recorded, name) != getattr(settings, name)]
+        if differ:
+            asked = ", ".join(f"{name} {getattr(settings, name)}" for name in differ)
+            held = ", ".join(f"{name} {getattr(recorded, name)}" for name in differ)
             raise UserError(
-                f"{out} holds results made with other settings ({recorded.mode} on {recorded.backend}, "
-                f"max_steps {recorded.max_steps}, one_shot_notes {recorded.one_shot_notes}); choose another --out"
+                f"{out} holds results made with other settings (asked: {asked}; held: {held}); choose another --out"
             )
         return
     out.mkdir(parents=True, exist_ok=True)
