@@ -83,6 +83,7 @@ def run_cmd(
         backend=backend_label,
         max_steps=config.max_steps,
         temperature=config.temperature,
+        one_shots=config.one_shots,
         one_shot_notes=config.one_shot_notes,
         agent_command=agent_command,
     )

@@ -52,6 +52,7 @@ class EvalSettings(BaseModel):
     backend: str
     max_steps: int
     temperature: float
+    one_shots: int | None = None  # Config.one_shots (None: a folder made before it was recorded)
     one_shot_notes: bool = False  # Config.one_shot_notes: later whole-file answers told why the last one failed
     agent_command: str | None = None  # mode `command`: another agent, run in the task's folder (a peer row)
 

@@ -183,7 +183,7 @@ def test_ctrl_c_keeps_the_results_reports_those_done_and_says_how_to_go_on(tmp_p
     )
 
 
-def test_a_folder_made_with_one_shot_notes_says_so_and_is_not_resumed_without_them(tmp_path, monkeypatch):
+def test_a_folder_made_with_one_shot_notes_says_so_and_is_not_resumed_with_other_one_shot_settings(tmp_path, monkeypatch):
     import agent.evals.runner as runner
 
     def interrupted(*args, **kwargs):
@@ -199,3 +199,7 @@ def test_a_folder_made_with_one_shot_notes_says_so_and_is_not_resumed_without_th
     monkeypatch.delenv("DFLASH_AGENT_ONE_SHOT_NOTES")
     out = CliRunner().invoke(app, arguments)
     assert out.exit_code == 1 and "one_shot_notes True); choose another --out" in " ".join(out.output.split())
+    monkeypatch.setenv("DFLASH_AGENT_ONE_SHOT_NOTES", "true")
+    monkeypatch.setenv("DFLASH_AGENT_ONE_SHOTS", str(recorded.one_shots + 1))
+    out = CliRunner().invoke(app, arguments)
+    assert out.exit_code == 1 and f"held: one_shots {recorded.one_shots})" in " ".join(out.output.split())
