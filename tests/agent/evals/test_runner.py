@@ -183,7 +183,7 @@ def test_ctrl_c_keeps_the_results_reports_those_done_and_says_how_to_go_on(tmp_p
     )
 
 
-def test_a_folder_made_with_one_shot_notes_says_so_and_is_not_resumed_with_other_one_shot_settings(tmp_path, monkeypatch):
+def test_a_folder_records_its_one_shot_settings_and_is_not_resumed_with_others(tmp_path, monkeypatch):
     import agent.evals.runner as runner
 
     def interrupted(*args, **kwargs):
