@@ -28,6 +28,10 @@ from inference.backend import CUT, Completion
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 CODE_TAG = re.compile(r"<code>\n(.*?)</code>", re.DOTALL)  # HumanEval/28: the whole file, in <code> tags
+# Answer n of a run at seed s is sampled with seed s + ANSWER_SEED_STRIDE * (n - 1): with a stride of 1, runs at
+# seeds 1 and 2 shared their later answers (seed 2's answers 2-7 were seed 1's 3-8 word for word, HumanEval/10,
+# session 16), so two seeds were not two samples. Up to 100 answers, runs at different seeds share none.
+ANSWER_SEED_STRIDE = 100
 NOTE_CHARS = 800  # a failure note's length at most: the failing example, not a page of output
 
 
@@ -80,7 +84,7 @@ def try_one_shots(
             ONE_SHOT_SYSTEM,
             max_tokens=config.max_tokens,
             temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
-            seed=None if seed is None else seed + number - 1,
+            seed=None if seed is None else answer_seed(seed, number),
         )
         stats.add(reply.timings, step=False)
         stats.one_shots += 1
@@ -98,6 +102,11 @@ def try_one_shots(
             return result, stats
         path.write_text(given, encoding="utf-8")
     return None, stats
+
+
+def answer_seed(seed: int, number: int) -> int:
+    """The sampling seed of one-shot answer `number` (from 1) in a run at `seed`: the first keeps the run's."""
+    return seed + ANSWER_SEED_STRIDE * (number - 1)
 
 
 def failure_note(problem: str) -> str:

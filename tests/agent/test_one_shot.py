@@ -38,11 +38,17 @@ def test_the_first_answer_that_passes_the_examples_is_the_result_and_no_loop_run
     assert result.commit and "calc.py" in result.files
     first, second = (call["sampling"] for call in backend.calls)
     assert (first.temperature, first.seed) == (0.2, 7)
-    assert (second.temperature, second.seed) == (one_shot.LATER_TEMPERATURE, 8), "a fresh sample, not a repeat"
+    assert (second.temperature, second.seed) == (one_shot.LATER_TEMPERATURE, 107), "a fresh sample, not a repeat"
     system, asked = backend.calls[0]["messages"]
     assert first.stop == [] and "Reply with the complete new calc.py" in asked.content and "add(2, 3)" in asked.content
     assert system.content == one_shot.ONE_SHOT_SYSTEM, "asked without the tool protocol"
     assert [m.content for m in backend.calls[1]["messages"]] == [system.content, asked.content], "one cached prompt"
+
+
+def test_runs_at_different_seeds_share_no_answer():
+    """With seed + n - 1, seed 2's answers 2-7 were seed 1's answers 3-8, word for word (HumanEval/10)."""
+    seeds = [one_shot.answer_seed(seed, n) for seed in range(1, 11) for n in range(1, 13)]
+    assert len(set(seeds)) == len(seeds) and one_shot.answer_seed(42, 1) == 42
 
 
 def test_with_notes_the_next_answer_is_told_what_the_last_one_failed_and_not_shown_it(scripted, tmp_path):
