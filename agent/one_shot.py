@@ -30,7 +30,7 @@ CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
 CODE_TAG = re.compile(r"<code>\n(.*?)</code>", re.DOTALL)  # HumanEval/28: the whole file, in <code> tags
 # Answer n of a run at seed s is sampled with seed s + ANSWER_SEED_STRIDE * (n - 1): with a stride of 1, runs at
 # seeds 1 and 2 shared their later answers (seed 2's answers 2-7 were seed 1's 3-8 word for word, HumanEval/10,
-# session 16), so two seeds were not two samples. Up to 100 answers, runs at different seeds share none.
+# session 16), so two seeds were not two samples. Runs at seeds 1-100 (of up to 100 answers) share none.
 ANSWER_SEED_STRIDE = 100
 NOTE_CHARS = 800  # a failure note's length at most: the failing example, not a page of output
 
