@@ -4,6 +4,8 @@ missing here, the fixture fetches it, and fails (never skips) when that is impos
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,13 +17,24 @@ from inference.backend import CUT, Completion, Message, Sampling, Timings
 
 def pytest_configure(config: pytest.Config) -> None:
     """Tests commit with plain git too: where git has no identity (a fresh HOME), they get one of their own,
-    as a global config file (the agent's own commits set theirs and are not affected)."""
+    as a global config file (the agent's own commits set theirs and are not affected). Rust's toolchain too."""
     found = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True, check=False)
-    if found.stdout.strip():
+    if not found.stdout.strip():
+        path = Path(tempfile.mkdtemp(prefix="dflash-tests-git-")) / "gitconfig"
+        path.write_text("[user]\n\tname = dflash-agent tests\n\temail = tests@dflash-agent.invalid\n")
+        os.environ["GIT_CONFIG_GLOBAL"] = str(path)
+    use_the_accounts_rust_toolchain()
+
+
+def use_the_accounts_rust_toolchain() -> None:
+    """rustup keeps its toolchains under $HOME: with HOME pointed at an empty folder (how set-up is checked),
+    `cargo` is there and cannot run. Point rustup at the account's own toolchain, as a user's HOME would."""
+    if "RUSTUP_HOME" in os.environ or not shutil.which("cargo"):
         return
-    path = Path(tempfile.mkdtemp(prefix="dflash-tests-git-")) / "gitconfig"
-    path.write_text("[user]\n\tname = dflash-agent tests\n\temail = tests@dflash-agent.invalid\n")
-    os.environ["GIT_CONFIG_GLOBAL"] = str(path)
+    account_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    if Path.home() != account_home and (account_home / ".rustup").is_dir():
+        os.environ["RUSTUP_HOME"] = str(account_home / ".rustup")
+        os.environ.setdefault("CARGO_HOME", str(account_home / ".cargo"))
 
 
 # Fixtures that fetch the real model or compile llama-server: a test using one (directly or through another
