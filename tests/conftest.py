@@ -27,12 +27,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def use_the_accounts_rust_toolchain() -> None:
-    """rustup keeps its toolchains under $HOME: with HOME pointed at an empty folder (how set-up is checked),
-    `cargo` is there and cannot run. Point rustup at the account's own toolchain, as a user's HOME would."""
+    """rustup keeps its toolchains under $HOME: with HOME pointed at an empty folder (how set-up is checked, and
+    the sandbox's own fake HOME), `cargo` is there and cannot run. Name the account's toolchain explicitly."""
     if "RUSTUP_HOME" in os.environ or not shutil.which("cargo"):
         return
     account_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-    if Path.home() != account_home and (account_home / ".rustup").is_dir():
+    if (account_home / ".rustup").is_dir():
         os.environ["RUSTUP_HOME"] = str(account_home / ".rustup")
         os.environ.setdefault("CARGO_HOME", str(account_home / ".cargo"))
 
