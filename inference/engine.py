@@ -440,9 +440,19 @@ def applicable_patches(tree: Path) -> list[Path]:
     without it, and the flags it adds are then missing from the engine's capabilities."""
     if not shutil.which("git"):  # the toolchain check names what to install
         return []
-    return [
-        patch for patch in sorted(PATCHES_DIR.glob("*.patch")) if _git_apply(tree, patch, "--check").returncode == 0
-    ]
+    return [patch for patch in packaged_patches() if _git_apply(tree, patch, "--check").returncode == 0]
+
+
+def packaged_patches() -> list[Path]:
+    """The patches this package ships. None at all means a broken install (package data left out), which would
+    build an engine without our flags and fixes and say nothing: refuse instead."""
+    patches = sorted(PATCHES_DIR.glob("*.patch"))
+    if not patches:
+        raise EngineBuildError(
+            f"this install of dflash-agent has no engine patches in {PATCHES_DIR}; reinstall it from a wheel or "
+            "source that includes inference/patches"
+        )
+    return patches
 
 
 def patched_copy(tree: Path, patches: list[Path], target: Path) -> Path:
