@@ -3,15 +3,20 @@
 #   1. what the machine has (`nvidia-smi`, `agent doctor`);
 #   2. build BeeLlama.cpp at its pin with CUDA (`agent engine build`: fails loudly without a usable toolkit);
 #   3. the memory plan of each Gemma profile on this card (`agent serve --plan`);
-#   4. start each Gemma profile whose model files are cached, check /health and /slots, stop it;
-#   5. the seed benchmark, baseline vs DFlash (`agent bench`), when both files are cached.
+#   4. start each Gemma profile whose model files are cached (the -safe one too), check /health and /slots;
+#   5. the seed benchmark at temperature 0, baseline vs DFlash vs DFlash-safe (`agent bench`), when the files
+#      are cached, then verdicts that a broken draft path cannot pass (inference/spec_check.py): the DFlash
+#      text agrees with the baseline's greedy text (the first difference is reported), is not degenerate
+#      (`/////`), drafted with acceptance above FLOOR, and its server log has no draft error line.
+# The exit status is 1 when a verdict fails.
 # Everything it prints is also written under $OUT (default gpu-check-out/).
 #
 #   scripts/gpu-check.sh             the whole check (the engine build alone can take 10-20 minutes)
 #   scripts/gpu-check.sh --dry-run   no GPU needed: doctor and plans for a 24 GiB card; GPU steps are printed only
 #
 # Environment: AGENT (default .venv/bin/agent), PYTHON (the one beside it), OUT, JOBS (compile jobs),
-# CUDA_ARCH (e.g. 89), PULL=1 (download the Gemma files first: about 18.6 GB), BENCH_TOKENS (default 1200).
+# CUDA_ARCH (e.g. 89), PULL=1 (download the Gemma files first: about 18.6 GB), BENCH_TOKENS (default 1200),
+# FLOOR (lowest draft acceptance, default 0.3).
 set -uo pipefail
 
 AGENT=${AGENT:-.venv/bin/agent}
@@ -19,7 +24,8 @@ PYTHON=${PYTHON:-$(dirname "$(command -v "$AGENT")")/python}  # the interpreter 
 OUT=${OUT:-gpu-check-out}
 DRY=0
 [[ ${1:-} == --dry-run ]] && DRY=1
-PROFILES=(gemma4-31b gemma4-31b-dflash)
+PROFILES=(gemma4-31b gemma4-31b-dflash gemma4-31b-dflash-safe)
+STATUS=0
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
 
@@ -59,7 +65,7 @@ if [[ ${PULL:-0} == 1 ]]; then
 fi
 
 step "memory plans"
-for profile in "${PROFILES[@]}" gemma4-31b-dflash-safe; do
+for profile in "${PROFILES[@]}"; do
     if ((DRY)); then
         "$AGENT" serve --profile "$profile" --plan --gpu-memory 24GiB
     else
@@ -88,11 +94,22 @@ for profile in "${PROFILES[@]}"; do
     "$AGENT" serve --stop
 done
 
-step "bench: the seed's prompts, baseline vs DFlash"
+step "bench: the seed's prompts at temperature 0, baseline vs DFlash, then the verdicts"
 if cached gemma4-31b gemma4-31b-dflash; then
-    gpu "$AGENT" bench --profiles gemma4-31b,gemma4-31b-dflash --workloads seed --one-at-a-time \
-        --temperature 0.7 --max-tokens "${BENCH_TOKENS:-1200}" --out "$OUT/bench"
+    logs=$("$PYTHON" -c 'from inference.paths import state_dir; print(state_dir() / "logs")')
+    if gpu "$AGENT" bench --profiles "$(IFS=,; echo "${PROFILES[*]}")" --workloads seed --one-at-a-time \
+        --temperature 0 --max-tokens "${BENCH_TOKENS:-1200}" --out "$OUT/bench" && ((!DRY)); then
+        verdict=("$PYTHON" -m inference.spec_check "$OUT/bench/bench.json" --floor "${FLOOR:-0.3}")
+        for profile in "${PROFILES[@]}"; do
+            log=$(ls -t "$logs"/server-"$profile"-*.log 2>/dev/null | head -1)
+            [[ -n $log ]] && verdict+=(--log "$profile=$log")
+        done
+        "${verdict[@]}" || STATUS=1
+    elif ((!DRY)); then
+        echo "bench failed"; STATUS=1
+    fi
 else
     echo "skipped: the Gemma files are not cached (PULL=1 downloads them)"
 fi
-step "done; log: $OUT/gpu-check.log"
+step "done (exit $STATUS); log: $OUT/gpu-check.log"
+exit $STATUS

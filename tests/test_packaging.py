@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    source = tmp_path_factory.mktemp("source") / "tree"  # a copy: setuptools' build/ must not linger in the checkout
+    ignored = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
+    shutil.copytree(ROOT, source, ignore=ignored)
     subprocess.run(
         [
             sys.executable,
@@ -30,7 +33,7 @@ def wheel(tmp_path_factory) -> Path:
             "--no-build-isolation",
             "-w",
             str(out),
-            str(ROOT),
+            str(source),
         ],
         check=True,
         capture_output=True,
