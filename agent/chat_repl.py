@@ -10,7 +10,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from agent.chat import ChatSession
-from agent.errors import user_errors
+from inference.errors import DflashError
 from agent.plain import plain, visible
 
 Read = Callable[[], "str | None"]  # the next input (None: end of input); KeyboardInterrupt: Ctrl-C at the prompt
@@ -48,7 +48,7 @@ def repl(session: ChatSession, read: Read, console: Console) -> None:
                 plain("\nstopped (Ctrl-C): what it changed so far is committed; go on, or /undo", "yellow"),
                 highlight=False,
             )
-        except user_errors() as exc:
+        except DflashError as exc:
             console.print(Text.assemble(("error:", "red"), " ", visible(str(exc))), highlight=False, soft_wrap=True)
 
 

@@ -2,8 +2,8 @@
 listed once below (no registration by import side effect).
 
 Command modules import only typer at the top, so `agent --help`, `--version` and shell completion stay fast.
-Errors the user can fix (agent/errors.py: `UserError` and `user_errors()`) are raised wherever they are found;
-`Commands.invoke` is the one place that turns any of them into `error: ...` and an exit code."""
+Errors raised on purpose (every one derives from inference/errors.py `DflashError`) are raised wherever they are
+found; `Commands.invoke` is the one place that turns any of them into `error: ...` and an exit code."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ from agent.commands.common import fail
 
 
 class Commands(TyperGroup):
-    """The command group: a user error (agent/errors.py) raised anywhere below a command ends as one `error:` line."""
+    """The command group: an error raised on purpose (`DflashError`) anywhere below a command ends as one `error:`
+    line; anything else is a bug and keeps its traceback."""
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # typer widens click's Context
         try:
@@ -42,9 +43,9 @@ class Commands(TyperGroup):
         except (typer.Exit, typer.Abort, typer.TyperException):  # --help and usage errors: typer's own
             raise
         except Exception as exc:
-            from agent.errors import user_errors  # only now: listing them imports the layers below agent/
+            from inference.errors import DflashError  # only now: `inference` loads its backends on import
 
-            if not isinstance(exc, user_errors()):
+            if not isinstance(exc, DflashError):
                 raise
             fail(str(exc), getattr(exc, "exit_code", 1))
 

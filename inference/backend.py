@@ -10,6 +10,7 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from inference.errors import DflashError
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -93,7 +94,7 @@ CUT = "cut"  # the finish_reason of a reply that `on_text` cut
 OnPrompt = Callable[[int, int], None]
 
 
-class BackendError(RuntimeError):
+class BackendError(DflashError, RuntimeError):
     """An engine failed in a way the user must fix (dead server, missing model, bad request)."""
 
 

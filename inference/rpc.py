@@ -10,11 +10,12 @@ import subprocess
 import time
 from pathlib import Path
 
+from inference.errors import DflashError
 from inference.net import free_port, listening
 from inference.paths import state_dir
 
 
-class RpcWorkerError(RuntimeError):
+class RpcWorkerError(DflashError, RuntimeError):
     """A worker failed to start; the message names the cause and its log."""
 
 

@@ -17,12 +17,13 @@ import httpx
 from pydantic import BaseModel
 
 from inference.engine import AMX_PATCH, Capabilities, Engine
+from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import cpu_has_amx
 from inference.memplan import MemoryPlan, model_facts, plan_profile
-from inference.paths import state_dir
 from inference.models import get_model
 from inference.net import free_port
+from inference.paths import state_dir
 from inference.profiles import Profile, ProfileError, render
 from inference.rpc import LocalRpcWorkers
 
@@ -62,7 +63,7 @@ KNOWN_FAILURES = [
 ]
 
 
-class ServerError(RuntimeError):
+class ServerError(DflashError, RuntimeError):
     """The server failed to start or died; the message names the cause and where its log is."""
 
 

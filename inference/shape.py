@@ -11,8 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, model_validator
 
+from inference.errors import DflashError
 
-class ShapeError(ValueError):
+
+class ShapeError(DflashError, ValueError):
     """The GGUF header lacks what a memory plan needs; the message names the file and the key."""
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel
 
+from inference.errors import DflashError
 from inference.paths import config_dir
 
 Source = Literal["bundled", "user", "project"]
@@ -56,7 +57,7 @@ class SkillCatalog(BaseModel):
         return [s.name for s in self.skills]
 
 
-class SkillError(ValueError):
+class SkillError(DflashError, ValueError):
     """A SKILL.md that cannot be used; the message says why."""
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "tools", "inference", "skills")
 # What each layer may import besides itself (docs/DESIGN: agent on top, tools/inference/skills below it).
 MAY_IMPORT = {"agent": {"tools", "inference", "skills"}, "skills": {"tools"}, "tools": set(), "inference": set()}
-SHARED = {"inference.paths"}  # the app's folders and version: every layer may ask
+SHARED = {"inference.paths", "inference.errors"}  # the app's folders and version, the error root: every layer may ask
 
 
 def module_name(path: Path) -> str:

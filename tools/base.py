@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 if TYPE_CHECKING:
     from tools.approval import Approver
 
+from inference.errors import DflashError
 from tools.sandbox import SandboxPolicy
 from tools.secrets import redact_secrets
 
@@ -31,7 +32,7 @@ class ToolResult(BaseModel):
         return cls(output=message, is_error=True)
 
 
-class ToolError(Exception):
+class ToolError(DflashError):
     """Raised inside a tool for a mistake the model can fix; becomes an error result."""
 
 

@@ -25,6 +25,7 @@ from mcp.types import (
 from mcp.types import Tool as MCPToolSpec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
+from inference.errors import DflashError
 from tools.base import Tool, ToolContext, ToolResult
 from tools.mcp_client import MCPCallError, MCPHub
 from tools.mcp_config import sanitize_name
@@ -85,7 +86,7 @@ def untrusted_text(text: str, limit: int = MAX_DESCRIPTION) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
-class UnusableTool(ValueError):
+class UnusableTool(DflashError, ValueError):
     """A tool whose schema we cannot offer to the model: the message says why."""
 
 

@@ -16,9 +16,11 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, Implementation, Tool as MCPToolSpec
+from mcp.types import CallToolResult, Implementation
+from mcp.types import Tool as MCPToolSpec
 from pydantic import BaseModel
 
+from inference.errors import DflashError
 from inference.paths import APP, app_version
 from tools.mcp_config import MCPServerConfig
 from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_stdio_client
@@ -27,7 +29,7 @@ from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 CLIENT_INFO = Implementation(name=APP, version=app_version())
 
 
-class MCPCallError(RuntimeError):
+class MCPCallError(DflashError, RuntimeError):
     """A call that got no result: timeout, dead server, protocol error. The message names the cause."""
 
 

@@ -12,19 +12,20 @@ import json
 import os
 import re
 import shlex
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from inference.errors import DflashError
 
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class MCPConfigError(ValueError):
+class MCPConfigError(DflashError, ValueError):
     pass
 
 

@@ -27,13 +27,15 @@ import mcp_types as types
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
 
+from inference.errors import DflashError
+
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 KEEP_BYTES = 64 * 1024  # of an oversized message: enough for the model, and to find its id and first text
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 _TEXT = re.compile(rb'"text"\s*:\s*"')
 
 
-class OversizedMessage(ValueError):
+class OversizedMessage(DflashError, ValueError):
     """A message over the limit that could not be turned into a result (no request id in it)."""
 
 
@@ -196,7 +198,7 @@ def _salvaged_text(head: bytes) -> str:
     return ""
 
 
-class ReplyTooBig(httpx2.StreamError):
+class ReplyTooBig(DflashError, httpx2.StreamError):
     """A JSON reply over the limit (the SDK turns a stream error into an error response for the request)."""
 
 

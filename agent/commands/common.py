@@ -123,7 +123,7 @@ def final_on_failure(output: str) -> Iterator[None]:
     traceback goes to stderr and the exit status is non-zero as for any other command."""
     from click.exceptions import Abort, ClickException, Exit
 
-    from agent.errors import user_errors
+    from inference.errors import DflashError
     from agent.headless import session_of
     from agent.workflows import RunInterrupted
 
@@ -138,7 +138,7 @@ def final_on_failure(output: str) -> Iterator[None]:
             130,
             session=session_of(stop.transcript),
         )
-    except user_errors() as exc:
+    except DflashError as exc:
         failed(output, str(exc), getattr(exc, "exit_code", 1))
     except Exit:  # `failed` above, or a command's own exit: already said
         raise

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agent import project
 from agent import repo as gitrepo
 from agent.config import Config
-from agent.errors import user_errors
+from inference.errors import DflashError
 from agent.evals.tasks import EvalTask
 from agent.workflows import WorkflowResult, new_project, run_task
 from inference.backend import BackendError, ChatBackend
@@ -138,7 +138,7 @@ def run_one(
             result = new_project(work, task.prompt, config, backend=backend)
     except BackendError:
         raise  # the engine is gone: every later task would fail the same way
-    except user_errors() as exc:
+    except DflashError as exc:
         return EvalRecord(
             task=task.id,
             seed=seed,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
+from inference.errors import DflashError
 from tools.approval.bash_syntax import (
     ARITHMETIC,
     CONDITIONAL,
@@ -46,7 +47,7 @@ MAX_PARTS = 50_000  # statements and words read, nested scripts included
 JOINED_LINES = re.compile(r"[^\s\\]\\\n[^\s]")
 
 
-class Stop(Exception):
+class Stop(DflashError):
     """The analysis ran out of its bounds: what is left is unknown."""
 
 
