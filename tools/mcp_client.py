@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import shutil
+import tempfile
 import threading
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -27,6 +29,9 @@ from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_std
 from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
 CLIENT_INFO = Implementation(name=APP, version=app_version())
+# Added to a user server's environment (its entry's `env` may override): Python puts neither the current
+# folder nor the script's folder on sys.path, and no module path is inherited (the minimal environment has none).
+USER_SERVER_ENV = {"PYTHONSAFEPATH": "1"}
 
 
 class MCPCallError(DflashError, RuntimeError):
@@ -200,12 +205,11 @@ class MCPHub:
             errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None  # noqa: SIM115 - the stack closes it
             wrapped = self._wrap(config)
             stack.callback(wrapped.cleanup)
-            params = StdioServerParameters(
-                command=wrapped.argv[0],
-                args=wrapped.argv[1:],
-                env={**config.env, **wrapped.env} or None,
-                cwd=config.cwd,
-            )
+            if config.scope == "user":
+                cwd, env = self._user_start_folder(config, stack), {**USER_SERVER_ENV, **config.env}
+            else:
+                cwd, env = config.cwd, {**config.env, **wrapped.env}
+            params = StdioServerParameters(command=wrapped.argv[0], args=wrapped.argv[1:], env=env or None, cwd=cwd)
             return capped_stdio_client(params, errlog)
         if config.transport == "sse":
             return sse_client(config.url or "", headers=config.headers or None)
@@ -219,6 +223,17 @@ class MCPHub:
             )
         )
         return streamable_http_client(config.url or "", http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES)
+
+    @staticmethod
+    def _user_start_folder(config: MCPServerConfig, stack: AsyncExitStack) -> str:
+        """Where a user server starts: its `cwd` (relative to `$HOME`), else a fresh private empty folder, never
+        the agent's working directory: that is the workspace, and `python -m pkg` would import the workspace's
+        `pkg/`, `npx pkg` run its `node_modules`, unsandboxed with the user's rights."""
+        if config.cwd:
+            return str(Path.home() / Path(config.cwd).expanduser())
+        folder = tempfile.mkdtemp(prefix=f"{APP}-mcp-")
+        stack.callback(shutil.rmtree, folder, True)
+        return folder
 
     def _wrap(self, config: MCPServerConfig) -> WrappedCommand:
         argv = [config.command or "", *config.args]
