@@ -205,6 +205,7 @@ class MCPHub:
             errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None  # noqa: SIM115 - the stack closes it
             wrapped = self._wrap(config)
             stack.callback(wrapped.cleanup)
+            cwd: str | None
             if config.scope == "user":
                 cwd, env = self._user_start_folder(config, stack), {**USER_SERVER_ENV, **config.env}
             else:
