@@ -5,6 +5,7 @@ Ctrl-C (or a crash) goes on where it stopped: pairs already recorded are skipped
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -19,7 +20,10 @@ from inference.errors import DflashError
 from agent.evals.tasks import EvalTask
 from agent.workflows import WorkflowResult, new_project, run_task
 from inference.backend import BackendError, ChatBackend
+from tools.base import ToolError
+from tools.files import write_atomically
 from tools.shell import run_command
+from tools.workspace import open_folder
 
 Mode = Literal["agent", "single-reply", "command"]
 
@@ -171,21 +175,40 @@ def prepare_repository(task: EvalTask, work: Path, config: Config) -> None:
 
 
 def check(task: EvalTask, work: Path, config: Config) -> tuple[bool, str]:
-    """The hidden check, run in the result folder under the run's sandbox, its files removed after."""
-    written = []
-    for name, text in task.check_files.items():
-        path = work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+    """The hidden check, run in the result folder under the run's sandbox, its files removed after. The result
+    folder is the model's: its check files are written and removed without following any link in it (a link
+    at `tests/` must not make the check write or delete outside), and a link on the way fails the check."""
+    written: list[Path] = []
+    try:
+        for name, text in task.check_files.items():
+            write_atomically(work, work / name, text)
+            written.append(work / name)
+    except (ToolError, OSError) as exc:
+        _remove_without_links(work, written)
+        return False, f"the hidden check files could not be written into the result: {exc}"
     try:
         policy = project.command_policy(config.sandbox_policy(), work)
         outcome = run_command(task.check_command, work, task.check_timeout, 4000, policy)
     finally:
-        for path in written:
-            path.unlink(missing_ok=True)
+        _remove_without_links(work, written)
     tail = "\n".join(outcome.output.strip().splitlines()[-10:])
     return outcome.exit_code == 0, tail
+
+
+def _remove_without_links(work: Path, paths: list[Path]) -> None:
+    """Remove the check files `paths`, each by its name in its folder reached without following links: the
+    check ran the model's code, which may have swapped a folder on the way for a link since."""
+    for path in paths:
+        try:
+            folder = open_folder(work, path.parent)
+        except (ToolError, OSError):
+            continue  # no longer a real folder in the result: nothing of ours to remove there
+        try:
+            os.unlink(path.name, dir_fd=folder)
+        except OSError:
+            pass
+        finally:
+            os.close(folder)
 
 
 def _record(

@@ -9,6 +9,7 @@ A folder suite holds one folder per task:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -43,10 +44,11 @@ def load_folder_suite(folder: Path) -> list[EvalTask]:
     )
     if not task_dirs:
         raise UserError(f"{folder} has no task folders (a task folder holds task.md and check.sh)")
-    return [load_task_folder(p) for p in task_dirs]
+    return [load_task_folder(p, folder) for p in task_dirs]
 
 
-def load_task_folder(path: Path) -> EvalTask:
+def load_task_folder(path: Path, suite: Path | None = None) -> EvalTask:
+    refuse_links_out(path, suite or path)
     check = path / "check.sh"
     if not check.is_file():
         raise UserError(f"{path} has no check.sh; write the command that decides whether the task passed")
@@ -58,6 +60,26 @@ def load_task_folder(path: Path) -> EvalTask:
         check_command=f"bash {CHECK_SCRIPT}",
         check_files=hidden,
     )
+
+
+def refuse_links_out(task: Path, suite: Path) -> None:
+    """A task folder (from a cloned repository, say) is read into the prompt, the workspace and the results: a
+    link in it that leads outside it (`repo/key -> ~/.ssh/id_rsa`) is refused, never followed; so is a task
+    folder that is itself a link out of its `suite` folder."""
+    links = [task] if task.is_symlink() else []
+    for folder, dirs, files in os.walk(task):  # does not descend into linked folders
+        links += [Path(folder) / name for name in [*dirs, *files] if (Path(folder) / name).is_symlink()]
+    for link in links:
+        root = (suite if link == task else task).resolve()
+        try:
+            target = link.resolve()
+        except (OSError, RuntimeError):  # a loop
+            raise UserError(f"{link} is a link that leads nowhere (a loop); replace it with the file itself") from None
+        if target != root and root not in target.parents:
+            raise UserError(
+                f"{link} is a link to {target}, outside {root}; an eval task may hold links only to its own "
+                "files: replace the link with the file itself"
+            )
 
 
 def _read_tree(root: Path) -> dict[str, str]:

@@ -14,6 +14,7 @@ from agent.config import Config
 from agent.evals.humaneval import load_humaneval
 from agent.evals.report import label_of, summarize, write_report
 from agent.evals.runner import EvalSettings, read_records, run_suite
+from agent.errors import UserError
 from agent.evals.tasks import load_folder_suite
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
@@ -203,3 +204,84 @@ def test_a_folder_records_its_one_shot_settings_and_is_not_resumed_with_others(t
     monkeypatch.setenv("DFLASH_AGENT_ONE_SHOTS", str(recorded.one_shots + 1))
     out = CliRunner().invoke(app, arguments)
     assert out.exit_code == 1 and f"held: one_shots {recorded.one_shots})" in " ".join(out.output.split())
+
+
+def planting_task(suite: Path) -> Path:
+    """A task whose hidden check has a file at the top and one in a folder, and a check that only passes."""
+    task = suite / "links"
+    (task / "repo").mkdir(parents=True)
+    (task / "check" / "hidden").mkdir(parents=True)
+    (task / "task.md").write_text("Change nothing.")
+    (task / "repo" / "README.md").write_text("nothing here\n")
+    (task / "check" / "eval_hidden.py").write_text("HIDDEN TOP\n")
+    (task / "check" / "hidden" / "test_x.py").write_text("HIDDEN DEEP\n")
+    (task / "check.sh").write_text("cat eval_hidden.py hidden/test_x.py\n")
+    return suite
+
+
+@pytest.mark.slow  # a whole agent run
+def test_links_the_model_plants_do_not_redirect_the_hidden_checks_writes_or_deletes(scripted, tmp_path):
+    """The model links a check file's name to a file outside, and the check's folder to a folder outside: the
+    check writes neither there (nor deletes there afterwards), and fails, saying why."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("mine\n")
+    (outside / "test_x.py").write_text("also mine\n")
+    plant = (
+        f"<bash>\n<command>ln -s {outside / 'precious.txt'} eval_hidden.py && ln -s {outside} hidden</command>\n</bash>"
+    )
+    tasks = load_folder_suite(planting_task(tmp_path / "suite"))
+    (record,) = run_suite(tasks, [1], CONFIG, scripted([plant, FINISH]), tmp_path / "out")
+    assert (outside / "precious.txt").read_text() == "mine\n" and (outside / "test_x.py").read_text() == "also mine\n"
+    assert not record.passed and "could not be written" in record.check_tail and "symlink" in record.check_tail
+    work = tmp_path / "out" / "work" / "links-s1"
+    assert (work / "eval_hidden.py").is_symlink() or not (work / "eval_hidden.py").exists()
+
+
+@pytest.mark.slow  # a whole agent run
+def test_the_hidden_check_removes_its_files_without_following_a_link_swapped_in_by_the_check(scripted, tmp_path):
+    """The check runs the model's code: it replaces the check's folder by a link to a folder outside after the
+    files were written; removing the check files afterwards must not delete the file of that name there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_x.py").write_text("mine\n")
+    suite = planting_task(tmp_path / "suite")
+    (suite / "links" / "check.sh").write_text(f"rm -rf hidden && ln -s {outside} hidden\n")
+    (record,) = run_suite(load_folder_suite(suite), [1], CONFIG, scripted([FINISH]), tmp_path / "out")
+    assert record.passed, record
+    assert (outside / "test_x.py").read_text() == "mine\n"
+
+
+def test_a_task_folder_with_a_link_out_of_it_is_refused_in_one_line(tmp_path):
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("PRIVATE KEY")
+    suite = planting_task(tmp_path / "suite")
+    (suite / "links" / "repo" / "key").symlink_to(secret)
+    with pytest.raises(UserError, match="key is a link to"):
+        load_folder_suite(suite)
+    no_model = ["--mode", "command", "--agent-command", "true", "--endpoint", "http://127.0.0.1:9/v1"]
+    out = CliRunner().invoke(app, ["eval", "run", str(suite), "--out", str(tmp_path / "out"), *no_model])
+    assert out.exit_code == 1 and "is a link to" in out.output and "outside" in out.output, out.output
+    assert "Traceback" not in out.output and "PRIVATE KEY" not in out.output
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+    (suite / "links" / "repo" / "key").unlink()
+    (suite / "links" / "task.md").unlink()
+    (suite / "links" / "task.md").symlink_to(secret)  # the prompt itself
+    with pytest.raises(UserError, match="is a link to"):
+        load_folder_suite(suite)
+
+    (suite / "links" / "task.md").unlink()
+    (suite / "links" / "task.md").write_text("Change nothing.")
+    (suite / "links" / "check" / "same.py").symlink_to("eval_hidden.py")  # a link within the task: fine
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "repo").mkdir(parents=True)
+    (elsewhere / "task.md").write_text("x")
+    (elsewhere / "check.sh").write_text("true")
+    (suite / "other").symlink_to(elsewhere)  # a task folder that is a link out of the suite
+    with pytest.raises(UserError, match="other is a link to"):
+        load_folder_suite(suite)
+    (suite / "other").unlink()
+    (task,) = load_folder_suite(suite)
+    assert task.check_files["same.py"] == "HIDDEN TOP\n"
