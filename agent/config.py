@@ -103,7 +103,8 @@ class Change(BaseModel):
     project: Any
 
     def describe(self) -> str:
-        return f"{self.name}: {_show(self.user)} -> {_show(self.project)}"
+        """Both values whole (what is approved is what is shown; hidden characters come out as escapes)."""
+        return f"{self.name}: {self.user!r} -> {self.project!r}"
 
 
 class ProjectReview(BaseModel):

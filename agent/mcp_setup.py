@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 
 
 from agent.config import Config, user_config_path
+from agent.plain import visible
 from inference.paths import data_dir, platform_cache_dir
 from tools.mcp import MCPTool, mcp_tools
 from tools.mcp_client import MCPHub, ServerStatus
@@ -34,11 +35,12 @@ def configured_servers(project: Path | None) -> LoadedServers:
 
 
 def ask_on_terminal(server: MCPServerConfig) -> bool:
-    """The approval question for a project server: the exact command, flagged as code execution."""
+    """The approval question for a project server: the exact command as written, every value whole, hidden
+    characters shown escaped (`launch_line`), flagged as code execution."""
     if not sys.stdin.isatty():
         return False
     print(
-        f"\nThe project file {server.origin} wants to start MCP server {server.name!r}.\n"
+        f"\nThe project file {visible(server.origin)} wants to start MCP server {server.name!r}.\n"
         f"This runs code on your machine (under the run's sandbox setting):\n\n    {server.launch_line()}\n",
         file=sys.stderr,
     )

@@ -13,12 +13,14 @@ if TYPE_CHECKING:
 
 
 def describe_review(review: ProjectReview) -> list[str]:
-    from agent.config import printable
+    """Each change with both values whole; hidden characters written as visible escapes, as the `ask`
+    prompt shows them (tools/approval/preview.py)."""
+    from tools.approval.preview import visible
 
     lines = [f"{review.file} widens what the agent may do (your setting -> the project's):"]
     lines += [f"    {change.describe()}" for change in review.changes]
     lines += [f"    {name}: never read from a project file (ignored)" for name in review.refused]
-    return [printable(line) for line in lines]
+    return [visible(line) for line in lines]
 
 
 def ask_trust_on_terminal(

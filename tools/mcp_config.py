@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from inference.errors import DflashError
+from tools.approval.preview import visible
 
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -47,19 +48,63 @@ class MCPServerConfig(BaseModel):
     scope: Literal["user", "project"] = "user"
     root: str | None = None  # the project folder, for a project's entry
 
+    # The entry as the file wrote it (`${VAR}` not expanded): what is shown and approved, so a changed
+    # variable name (`${HOME}` -> `${OPENAI_API_KEY}`) is a changed server, and no expanded secret is printed.
+    written: dict[str, Any] = {}
+
+    def written_form(self) -> dict[str, Any]:
+        """command, args, env, cwd, url and headers as the file wrote them (as parsed, for an entry made in code)."""
+        raw = self.written
+
+        def text(key: str, parsed: str | None) -> str | None:
+            return str(raw[key]) if raw.get(key) is not None else (None if raw else parsed)
+
+        def mapping(key: str, parsed: dict[str, str]) -> dict[str, str]:
+            value = raw.get(key) if raw else parsed
+            return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+        args = raw.get("args") if raw else self.args
+        return {
+            "command": text("command", self.command) if self.transport == "stdio" else None,
+            "args": [str(a) for a in args] if isinstance(args, list) else [],
+            "env": mapping("env", self.env),
+            "cwd": text("cwd", self.cwd),
+            "url": text("url", self.url) if self.transport != "stdio" else None,
+            "headers": mapping("headers", self.headers),
+        }
+
     def launch_line(self) -> str:
-        """What will run (or be reached), exactly; env values are not shown, only their names."""
+        """What will run (or be reached), exactly as written, every value whole: `env` and `headers` with their
+        values as the file writes them (`${TOKEN}`, never its value). Hidden characters (escape sequences, bidi
+        overrides) are shown as visible escapes; the line is plain text, never markup."""
+        form = self.written_form()
         if self.transport == "stdio":
-            line = shlex.join([self.command or "", *self.args])
-            return line + (f"  (env: {', '.join(sorted(self.env))})" if self.env else "")
-        return f"{self.transport} {self.url}" + (
-            f"  (headers: {', '.join(sorted(self.headers))})" if self.headers else ""
-        )
+            line = shlex.join([form["command"] or "", *form["args"]])
+            if form["env"]:
+                line += "  (env: " + ", ".join(f"{k}={v}" for k, v in sorted(form["env"].items())) + ")"
+        else:
+            line = f"{self.transport} {form['url']}"
+            if form["headers"]:
+                line += "  (headers: " + ", ".join(f"{k}: {v}" for k, v in sorted(form["headers"].items())) + ")"
+        if form["cwd"]:
+            line += f"  (cwd: {form['cwd']})"
+        return visible(line)
 
     def fingerprint(self) -> str:
-        """The launch line, and for a project server the content of every workspace file it names: the
-        model can edit the project, so a rewritten `srv.py` is a different server and is asked about again."""
-        spec = [self.transport, self.command, self.args, sorted(self.env), self.cwd, self.url, sorted(self.headers)]
+        """The entry as written (names and values of `env` and `headers` included), and for a project server
+        the content of every workspace file it names: the model can edit the project, so a rewritten `srv.py`
+        is a different server and is asked about again."""
+        form = self.written_form()
+        spec: list[Any] = [
+            self.transport,
+            form["command"],
+            form["args"],
+            sorted(form["env"].items()),
+            form["cwd"],
+            self.cwd,
+            form["url"],
+            sorted(form["headers"].items()),
+        ]
         if self.scope == "project" and self.root and self.transport == "stdio":
             spec.append(
                 named_files_digest(
@@ -181,6 +226,7 @@ def parse_entry(
             disabled=bool(raw.get("disabled", False)) or raw.get("enabled") is False,
             origin=origin,
             scope=scope,
+            written=raw,
         )
     except ValidationError as exc:
         problems = "; ".join(

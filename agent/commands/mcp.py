@@ -38,18 +38,21 @@ def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
     """Show configured servers: where they come from, what runs, and whether they are approved."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from agent.mcp_setup import approvals, configured_servers, user_mcp_file
+    from agent.plain import plain
 
     loaded = configured_servers(project or Path.cwd())
     store = approvals()
     table = Table("name", "scope", "transport", "runs / reaches", "state")
-    for server in loaded.servers:
+    table.columns[3].overflow = "fold"  # a long value wraps, never cut
+    for server in loaded.servers:  # every cell plain text: a `[/x]` or `[conceal]` in an entry is shown as is
         state = "disabled" if server.disabled else ("approved" if store.approved(server) else "needs approval")
-        table.add_row(server.name, server.scope, server.transport, server.launch_line(), state)
-    Console().print(table if loaded.servers else f"No MCP servers configured (user file: {user_mcp_file()}).")
+        table.add_row(server.name, server.scope, server.transport, plain(server.launch_line()), state)
+    Console().print(table if loaded.servers else plain(f"No MCP servers configured (user file: {user_mcp_file()})."))
     for problem in loaded.problems:
-        err.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+        err.print(Text.assemble(("skipped:", "yellow"), " ", plain(problem)), highlight=False)
 
 
 @app.command("add")

