@@ -51,17 +51,25 @@ class GitRun:
     `checkpoint` after each step, and at the end `finish` (keep), `discard` (drop) or `abandon` (interrupted)."""
 
     def __init__(self, path: Path, task: str, config: Config, resume: str | None = None):
-        """`resume`: the branch of an earlier run to go on committing to (`agent run --resume`)."""
+        """`resume`: the branch of an earlier run to go on committing to (`agent run --resume`), taken from a
+        transcript, a file anyone could write: only a branch this repository confirms as an agent branch
+        (`is_run_branch`) is committed to, else the run gets a new branch, never the user's `main`."""
         self.repo = gitrepo.open_repo(path)
         if not self.repo.head.is_valid():
             raise gitrepo.RepoError(f"{path} has no commits yet; commit something first (or use `agent new-project`)")
         gitrepo.check_ready(self.repo)
+        self.notes: list[str] = []
+        if resume is not None and not is_run_branch(self.repo, resume, config.branch):
+            self.notes.append(
+                f"the transcript names branch {resume!r}, which is not an agent branch of this repository: this "
+                "run works on a new branch of its own"
+            )
+            resume = None
         self.task, self.config, self.run_id, self.resumed = task, config, secrets.token_hex(3), resume is not None
         self.start_branch = None if self.repo.head.is_detached else self.repo.active_branch.name
         self.home = self.start_branch or self.repo.head.commit.hexsha  # where the user was, and gets back to
         self.checkpoints: list[Checkpoint] = []
         self.last_step, self.squashed, self.attempt = 0, False, 1
-        self.notes: list[str] = []
         self.nested: set[str] = set()  # nested repositories already reported
         self.stash: str | None = None
         self.own_branch = not config.current_branch or self.resumed  # the run works on a branch of its own
@@ -376,6 +384,13 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
 def is_agent_commit(commit: git.Commit) -> bool:
     message = commit.message if isinstance(commit.message, str) else commit.message.decode(errors="replace")
     return any(line.startswith(f"{TRAILER}: ") for line in message.splitlines())
+
+
+def is_run_branch(repo: git.Repo, name: str, template: str) -> bool:
+    """Whether `name` is a branch of `repo` made for an agent run: it exists and starts as the configured branch
+    template does (`agent/` by default; the template's text before its first `{`, `agent/` if it has none)."""
+    prefix = template.split("{", 1)[0] or "agent/"
+    return name in repo.heads and name.startswith(prefix) and name != prefix
 
 
 def agent_branches(repo: git.Repo) -> list[str]:

@@ -3,6 +3,7 @@ real model drives a run end to end in test_refactor.py and test_workflows.py).""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import git
@@ -328,3 +329,30 @@ def test_a_required_filter_of_the_repository_fails_the_checkpoint_and_loses_noth
     assert (path / "key.s").read_text() == "secret\n" and "key.s" not in {
         b.path for b in repo.head.commit.tree.traverse()
     }
+
+
+def test_a_resume_commits_only_on_an_agent_branch_the_repository_confirms(scripted, tmp_path):
+    """A transcript is a file anyone could write: one naming `main` must not make the resumed run commit on main."""
+    path = tmp_path / "r"
+    repo = make_repo(path)
+    first = run_task(path, "task", Config(), backend=scripted([LIST, FINISH]))
+    repo.git.checkout("-q", "main")
+    main_tip = repo.heads.main.commit.hexsha
+    transcript = Path(first.transcript)
+    lines = transcript.read_text().splitlines()
+    start = json.loads(lines[0])
+    start["branch"] = "main"
+    transcript.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+
+    resumed = resume_run(transcript, Config(), backend=scripted([WRITE_B, FINISH]))
+    assert repo.heads.main.commit.hexsha == main_tip, "nothing committed on main"
+    assert resumed.git.branch.startswith("agent/") and resumed.git.branch != "main"
+    assert repo.heads[resumed.git.branch].commit.hexsha == resumed.commit and is_agent_commit(
+        repo.commit(resumed.commit)
+    )
+    assert any("not an agent branch" in note for note in resumed.git.notes), resumed.git.notes
+
+    start["branch"] = first.git.branch  # the run's own branch: the resume goes on committing there
+    transcript.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    again = resume_run(transcript, Config(), backend=scripted([EDIT_A, FINISH]))
+    assert again.git.branch == first.git.branch and repo.heads.main.commit.hexsha == main_tip
