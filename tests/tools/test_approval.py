@@ -141,6 +141,31 @@ def test_mcp_server_rules(tmp_path):
     assert not toolbox.run("time__now", {}, ctx).is_error
 
 
+def test_an_mcp_rule_names_its_server_exactly_not_a_server_whose_name_starts_the_same(tmp_path):
+    """`allow mcp:time` covers the server `time`, not `time_` (whose tools are named `time___...`, which the
+    glob `time__*` also matches): real servers, real tool names, the real gate."""
+    import sys
+    from pathlib import Path
+
+    from tools.mcp import mcp_tools
+    from tools.mcp_client import MCPHub
+    from tools.mcp_config import parse_entry
+
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "mcp" / "release_server.py")
+    servers = [parse_entry(name, {"command": sys.executable, "args": [example]}) for name in ("time", "time_")]
+    with MCPHub(servers, tmp_path / "logs") as hub:
+        tools = {tool.name: tool for tool in mcp_tools(hub)}
+        assert {"time__current_release", "time___current_release"} <= set(tools), sorted(tools)
+        toolbox = Toolbox(list(tools.values()))
+        ctx = ToolContext(tmp_path, approver=Approver(ApprovalPolicy(mode="never-ask", allow=["mcp:time"])))
+        assert not toolbox.run("time__current_release", {}, ctx).is_error
+        refused = toolbox.run("time___current_release", {}, ctx)
+        assert refused.is_error and "not allowed" in refused.output, refused.output
+        ctx = ToolContext(tmp_path, approver=Approver(ApprovalPolicy(mode="auto", deny=["mcp:time_"])))
+        assert not toolbox.run("time__current_release", {}, ctx).is_error
+        assert "deny rule `mcp:time_`" in toolbox.run("time___current_release", {}, ctx).output
+
+
 def test_deny_wins_over_allow(tmp_path):
     toolbox, ctx, bash = gate(
         tmp_path, "never-ask", allow=["git", "tool:bash", "mcp:release"], deny=["git push", "release__publish"]

@@ -9,7 +9,7 @@ Modes:
 - `never-ask`: nobody is asked; a call runs only when an allow rule covers it (or the tool is `read_only`).
 
 Rules are strings in the `allow` and `deny` lists; deny wins over allow:
-- `mcp:SERVER`: every tool of that MCP server (`mcp:release`); the same as the tool-name glob `release__*`.
+- `mcp:SERVER`: every tool of that MCP server, by the server's name (`mcp:time` covers `time`, not `time_`).
 - `tool:NAME`: a tool by name, `*`/`?` globs allowed (`tool:write_file`, `tool:release__*`).
 - `cmd:PREFIX`: bash commands whose words start with these words (`cmd:python -m pytest`, `cmd:npm run *`).
 - a bare rule: several words are a command prefix (`git status`); one word names a tool and also a

@@ -20,10 +20,8 @@ def tool_rule_matches(rule: str, tool: str, server: str | None) -> bool:
     kind, pattern = _split_rule(rule)
     if not pattern:
         return False
-    if kind == "mcp":
-        return (server is not None and fnmatch.fnmatchcase(server, pattern)) or fnmatch.fnmatchcase(
-            tool, f"{pattern}__*"
-        )
+    if kind == "mcp":  # by the server's own name: the tool-name glob `time__*` also names `time_`'s tools
+        return server is not None and fnmatch.fnmatchcase(server, pattern)
     if kind == "tool" or (kind == "bare" and len(pattern.split()) == 1):
         return fnmatch.fnmatchcase(tool, pattern)
     return False
