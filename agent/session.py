@@ -159,16 +159,26 @@ def _session_info(path: Path, tail_bytes: int = 65536) -> SessionInfo | None:
     for line in tail:
         event = _event(line)
         if event.get("type") == "end" and isinstance(event.get("result"), dict):
-            status = event["result"].get("status")
+            found = event["result"].get("status")
+            status = found if isinstance(found, str) else None
     return SessionInfo(
         id=path.stem,
         path=path,
-        started=float(first.get("time", 0)),
+        started=_seconds(first.get("time")),
         kind=str(first.get("workflow", "run")),
         workspace=str(first.get("workspace", "")),
         task=task,
         status=status,
     )
+
+
+def _seconds(value: Any) -> float:
+    """A transcript's start time; anything that is not a plausible time (text, `nan`, a year past 9999) is 0."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if 0 <= seconds < 253402300800 else 0.0
 
 
 def _event(line: bytes | str) -> dict[str, Any]:

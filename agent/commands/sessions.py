@@ -34,12 +34,12 @@ def sessions_list(
     table.add_column("id", no_wrap=True, min_width=max(len(s.id) for s in shown))  # the one to copy: never cut
     for s in shown:
         task = (s.task.strip().splitlines() or [""])[0]
-        table.add_row(
+        table.add_row(  # every field from the transcript as plain text: `[/x]` in one is not markup
             time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)),
-            s.kind,
-            s.status or "unfinished",
+            plain(s.kind),
+            plain(s.status or "unfinished"),
             plain(s.workspace),
             plain(task[:60] + ("…" if len(task) > 60 else "")),
-            s.id,
+            plain(s.id),
         )
     Console().print(table)

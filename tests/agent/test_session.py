@@ -61,3 +61,21 @@ def test_unknown_or_ambiguous_ids_are_one_error_line(repo, scripted):
         find_session(sorted(runs_dir().glob("*.jsonl"))[0].name[:4])
     result = runner.invoke(app, ["run", "--resume", "nope"])
     assert result.exit_code == 1 and result.output.startswith("error: 'nope' is neither")
+
+
+def test_sessions_list_shows_odd_transcripts_without_a_traceback(repo, scripted):
+    """A transcript is a file: a start time that is not a number, and markup in any field, are shown as they are."""
+    import json
+
+    done = run_task(repo, "t", Config(), backend=scripted([FINISH]))
+    path = find_session(done.transcript)
+    lines = path.read_text().splitlines()
+    for number, (when, field) in enumerate([("soon", "[/x]"), (float("nan"), "[bold]"), (1e300, "x"), ([1], "y")]):
+        start = json.loads(lines[0]) | {"time": when, "workflow": field, "task": f"{field} task [/x]"}
+        end = {"type": "end", "result": {"status": "[/x]" if number == 0 else {"nested": 1}}}
+        (path.parent / f"odd-{number}.jsonl").write_text(json.dumps(start) + "\n" + json.dumps(end) + "\n")
+    (path.parent / "odd-[red]id.jsonl").write_text(lines[0] + "\n")
+    shown = runner.invoke(app, ["sessions", "list"], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0 and "Traceback" not in shown.output, shown.output
+    assert "[/x] task [/x]" in shown.output and "odd-[red]id" in shown.output and "[bold]" in shown.output
+    assert len(list_sessions()) == 6
