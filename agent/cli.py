@@ -43,8 +43,11 @@ class Commands(TyperGroup):
         except (typer.Exit, typer.Abort, typer.TyperException):  # --help and usage errors: typer's own
             raise
         except Exception as exc:
+            from agent.errors import git_unusable
             from inference.errors import DflashError  # only now: `inference` loads its backends on import
 
+            if (reason := git_unusable(exc)) is not None:
+                fail(reason)
             if not isinstance(exc, DflashError):
                 raise
             fail(str(exc), getattr(exc, "exit_code", 1))

@@ -295,3 +295,30 @@ def test_serve_without_the_engine_installed_prints_how_to_get_it(tmp_path, monke
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # no traceback
     assert "vLLM is not installed" in result.output and 'pip install "vllm==0.33.0"' in result.output
     assert "vllm/vllm-openai" in result.output
+
+
+def test_a_malformed_gitconfig_is_one_error_line_not_a_traceback(tmp_path):
+    """Git itself refuses to run with a broken ~/.gitconfig, and GitPython fails at import: the real command in
+    a fresh process (in this one GitPython is already imported) says what to fix."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user\n\tname = broken\n")
+    repo = tmp_path / "r"
+    git.Repo.init(repo)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(home / ".config")}
+    agent = str(Path(sys.executable).parent / "agent")
+    done = subprocess.run(
+        [agent, "run", "x", "--repo", str(repo), "--endpoint", "http://127.0.0.1:9/v1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: git cannot run here: fatal: bad config line 1 in file") and ".gitconfig" in line
