@@ -108,9 +108,11 @@ def build_server(
     directory_locks: dict[Path, anyio.Lock] = {}
 
     def inside_roots(directory: str) -> Path:
+        if "\0" in directory:
+            raise ToolError(f"{directory!r} holds a NUL byte, which no path can; give a path inside {allowed[0]}")
         try:
             path = Path(directory).expanduser().resolve()
-        except RuntimeError:  # `~name` of no user here, or a symlink loop
+        except (RuntimeError, OSError, ValueError):  # `~name` of no user here, a symlink loop, a name too long
             raise ToolError(f"{directory!r} is no folder on this machine; give a path inside {allowed[0]}") from None
         if not any(path == r or path.is_relative_to(r) for r in allowed):
             raise ToolError(

@@ -42,6 +42,13 @@ def test_in_memory_tools_skills_and_root_refusal(tmp_path):
             assert outside.is_error and "outside the folders" in outside.content[0].text
             nobody = await client.call_tool("run_task", {"task": "x", "directory": "~no-such-user-0/x"})
             assert nobody.is_error and "no folder on this machine" in nobody.content[0].text
+            for tool, arguments in [
+                ("run_task", {"task": "x", "directory": f"{tmp_path}/a\0b"}),
+                ("new_project", {"prompt": "x", "directory": f"{tmp_path}/new\0"}),
+                ("list_skills", {"directory": "a\0b"}),
+            ]:
+                nul = await client.call_tool(tool, arguments)
+                assert nul.is_error and "holds a NUL byte" in nul.content[0].text, (tool, nul.content)
 
     anyio.run(main)
 
