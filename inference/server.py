@@ -75,6 +75,8 @@ class ServerState(BaseModel):
     profile: str
     log: str
     workers: list[int] = []  # local RPC workers' process ids, stopped with the server
+    # each process's start time (psutil), so a PID the system has since given to another process is never killed
+    started: dict[int, float] = {}
 
 
 def state_file() -> Path:
@@ -173,6 +175,9 @@ class ManagedProcess:
                     profile=self.profile.name,
                     log=str(self.log_path),
                     workers=self.worker_pids(),
+                    started={
+                        pid: start for pid in [self.process.pid, *self.worker_pids()] if (start := started_at(pid))
+                    },
                 ).model_dump_json()
             )
         return self
@@ -421,26 +426,48 @@ def read_state() -> ServerState | None:
         return None
 
 
+def started_at(pid: int) -> float | None:
+    """When process `pid` started (None: no such process, or not ours to see)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time()
+    except (psutil.Error, ValueError, OverflowError):
+        return None
+
+
+def is_recorded_process(state: ServerState, pid: int) -> bool:
+    """Whether `pid` is still the process the state file recorded: alive, started when it was recorded, and
+    leading its own process group (ours are started so, and the group is what is stopped). A state file from
+    before start times were recorded, a reused PID or a hand-edited file (`pid: 1`) name no process of ours."""
+    recorded, now = state.started.get(pid), started_at(pid) if pid > 1 else None
+    if recorded is None or now is None or abs(now - recorded) > 0.5:
+        return False
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
+
+
 def background_status() -> tuple[ServerState | None, bool]:
-    """The recorded background server and whether its process is still alive."""
+    """The recorded background server and whether its process is still alive (and still that process)."""
     state = read_state()
     if state is None:
         return None, False
-    try:
-        os.kill(state.pid, 0)
-        return state, True
-    except ProcessLookupError:
-        return state, False
+    return state, is_recorded_process(state, state.pid)
 
 
 def stop_background() -> ServerState | None:
+    """Stop the recorded server and its workers, each only if it is still the process recorded; the state
+    file is removed. Returns the state when the server was stopped, None when there was none to stop."""
     state, alive = background_status()
     if state and alive:
         stop_process_group(state.pid)
     for worker in state.workers if state else []:
-        stop_process_group(worker, grace=5.0)
+        if is_recorded_process(state, worker):  # type: ignore[arg-type]  # state is set when there are workers
+            stop_process_group(worker, grace=5.0)
     state_file().unlink(missing_ok=True)
-    return state
+    return state if alive else None
 
 
 def dump_state(state: ServerState) -> str:

@@ -228,3 +228,46 @@ def test_sigterm_to_agent_serve_stops_its_server(engine, qwen_path):
             os.kill(int(children[0]), 0)
     finally:
         agent.kill()
+
+
+def test_serve_stop_kills_only_the_process_its_state_file_recorded(tmp_path, monkeypatch):
+    """The state file names a PID; by the time of `--stop` that PID may be another process (reused, or the file
+    was edited): only the process recorded, with its start time, is stopped."""
+    import json
+    import subprocess
+
+    import psutil
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+    from inference.server import state_file
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    state_file().parent.mkdir(parents=True)
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)  # not our server
+    ours = subprocess.Popen(["sleep", "60"], start_new_session=True)  # stands in for a recorded server
+    try:
+        base = {"url": "http://127.0.0.1:9", "profile": "p", "log": "x"}
+        for state in [
+            {**base, "pid": bystander.pid},  # a file without start times (or written by hand)
+            {**base, "pid": bystander.pid, "started": {str(bystander.pid): 12.0}},  # a PID reused since
+            {**base, "pid": bystander.pid, "workers": [bystander.pid]},
+        ]:
+            state_file().write_text(json.dumps(state))
+            assert background_status()[1] is False
+            result = CliRunner().invoke(app, ["serve", "--stop"])
+            assert result.exit_code == 0 and "no background server" in result.output, result.output
+            time.sleep(0.3)
+            assert bystander.poll() is None, "a process that is not the recorded server was killed"
+            assert not state_file().exists()
+
+        state_file().write_text(
+            json.dumps({**base, "pid": ours.pid, "started": {str(ours.pid): psutil.Process(ours.pid).create_time()}})
+        )
+        assert background_status()[1] is True
+        assert "stopped http://127.0.0.1:9 (p)" in CliRunner().invoke(app, ["serve", "--stop"]).output
+        assert ours.wait(timeout=20) is not None
+    finally:
+        for process in (bystander, ours):
+            process.kill()
+            process.wait()
