@@ -39,8 +39,10 @@ def user_servers(home: Path, servers: dict) -> None:
 
 
 @pytest.mark.slow
-def test_a_user_python_server_does_not_import_a_package_planted_in_the_workspace(home):
+def test_a_user_python_server_does_not_import_a_package_planted_in_the_workspace(home, monkeypatch):
     workspace, marker = home / "workspace", home / "pwned"
+    monkeypatch.setenv("PYTHONPATH", str(workspace))  # the agent's own environment: not passed on
+    monkeypatch.setenv("NODE_PATH", str(workspace))
     planted = workspace / "mcp_server_time"
     planted.mkdir()
     (planted / "__init__.py").write_text(PLANTED.format(marker=str(marker)))
