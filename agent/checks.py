@@ -8,21 +8,50 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent import examples, given_code, project
+from agent import examples, given_code, named, project
 from agent.config import Config
-from agent.texts import CHECK_FAILS, EXAMPLES_EDITED, EXAMPLES_FAIL, NAMES_DROPPED, STILL_STUBS, TIMED_OUT
+from agent.test_runs import TestCount, describe, read_count
+from agent.texts import (
+    CHECK_FAILS,
+    EXAMPLES_EDITED,
+    EXAMPLES_FAIL,
+    NAMED_MISSING,
+    NAMES_DROPPED,
+    NO_TESTS_RAN,
+    STILL_STUBS,
+    TIMED_OUT,
+)
 from tools.shell import run_command
 
+CHECK_OUTPUT = 64_000  # a check's output kept to count its tests (cargo and go print a line per binary or package)
 # docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
 DOCTEST_REFUSALS = 2
 EXAMPLES_SECONDS = 30  # docstring examples are one-liners: longer is an endless loop (HumanEval/32 waited 120 s each)
 
 
 class TestOutcome(BaseModel):
+    """A check's run. `passed`: it exited 0 and ran tests (a run of none fails: agent/test_runs.py);
+    `summary`: what ran, in a few words ("12 tests passed", "3 passed, 1 failed", "no tests ran (...)")."""
+
     command: str
     passed: bool
     exit_code: int | None
     output_tail: str
+    summary: str = ""
+    count: TestCount | None = None  # as read from the output; None where it names no count
+
+    @property
+    def vacuous(self) -> bool:
+        """No test ran: the runner found none, or skipped every one."""
+        return self.count is not None and self.count.none is not None
+
+    def problem(self) -> str | None:
+        """What the `finish` gate says while this check does not pass, or None."""
+        if self.passed:
+            return None
+        if self.count is not None and self.count.none is not None:
+            return NO_TESTS_RAN.format(command=self.command, why=self.count.none, output=self.output_tail)
+        return CHECK_FAILS.format(command=self.command, output=self.output_tail)
 
 
 class FinishGate:
@@ -32,12 +61,14 @@ class FinishGate:
     times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
     did not import). For stubs, the examples are the ones the run started with, so editing them does not pass.
     Where the task names stubs, dropping a name their files defined or leaving one a stub (agent/given_code.py)
-    is refused as a wrong value is: a task may ask to rename one."""
+    is refused as a wrong value is: a task may ask to rename one. The files and names the task asks for
+    (agent/named.py; in a new project, `no_tests` given, all it names) must exist, every time."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None, task: str = ""):
         self.workspace, self.config, self.no_tests = workspace, config, no_tests
         self.given = examples.collect(workspace) if no_tests is None else []
         self.stub_files = given_code.stub_files(workspace, task) if no_tests is None else {}
+        self.asked = named.asked_for(task, workspace, new_project=no_tests is not None)
         self.refusals = 0
 
     def new_attempt(self) -> None:
@@ -50,10 +81,20 @@ class FinishGate:
     def verdict(self, budget: bool = False) -> str | None:
         """What fails now, or None; `budget`: examples that only differ in value, and given code dropped or
         left a stub, refuse at most DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer,
-        agent/one_shot.py, counts only if it passes them)."""
+        agent/one_shot.py, counts only if it passes them). What the task asked for and is missing always refuses."""
+        lacking = self.missing()
+        told = NAMED_MISSING.format(items="; ".join(lacking)) if lacking else None
+        problems = [p for p in (told, self._check(budget)) if p]
+        return "\n".join(problems) or None
+
+    def missing(self) -> list[str]:
+        """The files and names the task asked for that are not there now (agent/named.py)."""
+        return named.missing(self.asked, self.workspace)
+
+    def _check(self, budget: bool) -> str | None:
         outcome = run_project_tests(self.workspace, self.config)
         if outcome is not None:
-            return None if outcome.passed else CHECK_FAILS.format(command=outcome.command, output=outcome.output_tail)
+            return outcome.problem()
         if self.no_tests is not None:
             return self.no_tests
         problem, broken = self._examples()
@@ -95,12 +136,20 @@ def run_project_tests(workspace: Path, config: Config) -> TestOutcome | None:
 
 
 def run_verification(workspace: Path, command: str, config: Config) -> TestOutcome:
-    """Run a check command (the tests, or a refactor's --verify) and keep the tail of its output. The
-    project's tests are code the model wrote: they run under the run's sandbox policy, like bash, with the
-    project's environment (its .venv first on PATH)."""
+    """Run a check command (the tests, or a refactor's --verify), count what it ran and keep the tail of its
+    output; a run of no tests does not pass. The project's tests are code the model wrote: they run under the
+    run's sandbox policy, like bash, with the project's environment (its .venv first on PATH)."""
     policy = project.command_policy(config.sandbox_policy(), workspace)
-    outcome = run_command(command, workspace, config.command_timeout, 4000, policy)
+    outcome = run_command(command, workspace, config.command_timeout, CHECK_OUTPUT, policy)
     tail = "\n".join(outcome.output.strip().splitlines()[-15:])
     if outcome.timed_out:  # else the model is told only that it failed (an endless loop shows no output)
         tail = TIMED_OUT.format(seconds=config.command_timeout, output=tail).rstrip()
-    return TestOutcome(command=command, passed=outcome.exit_code == 0, exit_code=outcome.exit_code, output_tail=tail)
+    count = read_count(command, outcome.exit_code, outcome.output)
+    return TestOutcome(
+        command=command,
+        passed=outcome.exit_code == 0 and not (count and count.none),
+        exit_code=outcome.exit_code,
+        output_tail=tail,
+        summary=describe(count, outcome.exit_code, outcome.timed_out),
+        count=count,
+    )

@@ -96,21 +96,28 @@ class TerminalEvents(StatusLine):
 def print_summary(console: Console, result: WorkflowResult) -> None:
     run: RunResult = result.run
     s = run.stats
+    checked = (result.tests is None or result.tests.passed) and not result.missing  # the final check agrees
     _line(console)
     console.print(
         Text.assemble(
-            (f"{'✓' if run.status == 'finished' else '!'} {run.status}", "bold"), f" in {visible(result.directory)}"
+            (f"{'✓' if run.status == 'finished' and checked else '!'} {run.status}", "bold"),
+            f" in {visible(result.directory)}",
         ),
         highlight=False,
     )
     _line(console, f"  summary:  {run.summary.strip()[:500]}")
     _line(console, f"  files:    {', '.join(result.files) or '(none)'}")
     if result.tests:
-        verdict = ("pass", "green") if result.tests.passed else ("FAIL", "red")
+        verdict = (
+            result.tests.summary or ("passed" if result.tests.passed else "failed"),
+            "green" if result.tests.passed else "red",
+        )
         console.print(Text.assemble(plain(f"  tests:    {result.tests.command} → "), verdict), highlight=False)
         _line(console, "            " + (result.tests.output_tail.splitlines() or [""])[-1])
     else:
         _line(console, "  tests:    none found")
+    if result.missing:
+        console.print(Text.assemble(plain("  missing:  "), ("; ".join(result.missing), "red")), highlight=False)
     if result.setup:
         _line(console, f"  set-up:   {result.setup.describe()}")
     if result.diff_stat:

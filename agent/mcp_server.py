@@ -33,8 +33,9 @@ MAX_DIFF_CHARS = 20_000
 
 class TestsReport(BaseModel):
     command: str
-    passed: bool
+    passed: bool  # exited 0 and ran tests
     output_tail: str
+    summary: str = ""  # what ran: "12 tests passed", "3 passed, 1 failed", "no tests ran (...)"
 
 
 class TaskReport(BaseModel):
@@ -49,6 +50,7 @@ class TaskReport(BaseModel):
     tests: TestsReport | None
     steps: int
     transcript: str
+    missing: list[str] = []  # files and names the task asked for that are not there (agent/named.py)
 
 
 class SkillInfo(BaseModel):
@@ -184,9 +186,14 @@ def _report(result, start: str | None) -> TaskReport:
         changed_files=result.files if start is None else changed,
         diff_stat=result.diff_stat,
         diff=diff,
-        tests=TestsReport(command=tests.command, passed=tests.passed, output_tail=tests.output_tail) if tests else None,
+        tests=TestsReport(
+            command=tests.command, passed=tests.passed, output_tail=tests.output_tail, summary=tests.summary
+        )
+        if tests
+        else None,
         steps=result.run.stats.steps,
         transcript=result.transcript,
+        missing=result.missing,
     )
 
 

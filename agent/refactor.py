@@ -19,7 +19,7 @@ from agent.config import Config
 from agent.loop import AgentEvents
 from agent.project import test_command
 from agent.runtime import backends
-from agent.texts import CHECK_FAILS, REFACTOR_TASK
+from agent.texts import REFACTOR_TASK
 from agent.checks import TestOutcome, run_verification
 from agent.workflows import run_agent
 from inference.backend import ChatBackend
@@ -167,10 +167,12 @@ def refactor_repo(
         report = git_run.discard("no attempt passed")
     elif check and check.passed:
         report = git_run.finish(f"Verified: `{command}` passes.\n\n{run.summary}", return_to_start=True)
-        status, reason = "passed", f"`{command}` passes; committed on {report.branch}"
+        status, reason = "passed", f"`{command}` passes ({check.summary}); committed on {report.branch}"
     else:
         status = "failed"
-        reason = f"`{command}` fails" if check else "no verification command found (pass --verify)"
+        reason = f"`{command}` fails ({check.summary})" if check else "no verification command found (pass --verify)"
+        if check and check.count and check.count.none:
+            reason = f"`{command}` ran no tests: {check.count.none}"
         report = git_run.discard("verification failed" if check else "not verified")
     return RepoOutcome(
         repo=str(path),
@@ -193,11 +195,10 @@ def refactor_repo(
 
 
 def _gate(path: Path, command: str, config: Config) -> Callable[[], str | None]:
-    """`finish` is refused while the verification command fails."""
+    """`finish` is refused while the verification command fails, or runs no tests where it is a test runner."""
 
     def check() -> str | None:
-        outcome = run_verification(path, command, config)
-        return None if outcome.passed else CHECK_FAILS.format(command=command, output=outcome.output_tail)
+        return run_verification(path, command, config).problem()
 
     return check
 
@@ -249,7 +250,7 @@ def markdown(report: RefactorReport) -> str:
         if r.verify:
             lines += [
                 "",
-                f"Verification `{r.verify.command}` (exit {r.verify.exit_code}), last lines:",
+                f"Verification `{r.verify.command}` (exit {r.verify.exit_code}; {r.verify.summary}), last lines:",
                 "",
                 "```",
                 r.verify.output_tail,

@@ -35,6 +35,7 @@ class WorkflowResult(BaseModel):
     transcript: str
     git: GitReport | None = None  # branch, checkpoints and what happened to the user's work (`run` only)
     setup: project.SetupReport | None = None  # the project's environment made for the run (`new-project`)
+    missing: list[str] = []  # files and names the task asked for that are not there at the end (agent/named.py)
 
 
 def new_project(
@@ -71,13 +72,14 @@ def new_project(
     if events:
         events.on_note(f"project environment ({recipe.language}): {setup.describe()}")
     task = NEW_PROJECT_TASK.format(prompt=prompt.strip(), layout=recipe.layout, command=recipe.test_command)
+    gate = FinishGate(directory, config, recipe.no_tests, task=prompt)  # the user's words name what to make
     try:
         result, transcript = run_agent(
             directory,
             task,
             config,
             events,
-            FinishGate(directory, config, recipe.no_tests),
+            gate,
             backend,
             meta={"workflow": "new-project"},
             restore=snapshot_restorer(directory),
@@ -86,14 +88,15 @@ def new_project(
         if created and {p.name for p in directory.iterdir()} <= {".git", ".gitignore", ".venv"}:
             shutil.rmtree(directory)  # nothing was built: a second try must not find the folder "not empty"
         raise
-    tests = run_project_tests(directory, config)
-    outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
+    tests, missing = run_project_tests(directory, config), gate.missing()
     commit = gitrepo.commit_all(
         repo,
-        f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {outcome}.\n"
+        f"agent new-project: {prompt.strip()[:60]}\n\nRun: {result.status}, {checked_line(tests, missing)}.\n"
         f"Environment: {setup.describe()}.\n\n{result.summary}",
     )
-    return _result(directory, result, tests, commit, "", transcript).model_copy(update={"setup": setup})
+    return _result(directory, result, tests, commit, "", transcript).model_copy(
+        update={"setup": setup, "missing": missing}
+    )
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -122,27 +125,28 @@ def run_task(
     if backend is None:
         check_backend(config)
     git_run = GitRun(repository, task, config, resume)
+    gate = FinishGate(repository, config, task=task)
     try:
         result, transcript = run_agent(
             repository,
             task,
             config,
             CheckpointEvents(git_run, events),
-            FinishGate(repository, config, task=task),
+            gate,
             backend,
             history=history,
             meta={"workflow": "run", "branch": git_run.branch},
             restore=git_run.restart,
         )
-        tests = run_project_tests(repository, config)
+        tests, missing = run_project_tests(repository, config), gate.missing()
     except BaseException as exc:
         kept = git_run.abandon(failed=not isinstance(exc, KeyboardInterrupt))
         if isinstance(exc, RunInterrupted):
             exc.branch = kept
         raise
-    outcome = "no tests" if tests is None else ("tests pass" if tests.passed else "tests FAIL")
-    report = git_run.finish(f"Run: {result.status}, {outcome}.\n\n{result.summary}")
-    return _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
+    report = git_run.finish(f"Run: {result.status}, {checked_line(tests, missing)}.\n\n{result.summary}")
+    done = _result(repository, result, tests, report.head, report.diff_stat, transcript, report.files, report)
+    return done.model_copy(update={"missing": missing})
 
 
 def resume_run(
@@ -226,6 +230,13 @@ def run_agent(
         raise RunInterrupted(path) from None
     finally:
         transcript.close()
+
+
+def checked_line(tests: TestOutcome | None, missing: list[str]) -> str:
+    """What the final check found, for a commit message: "`npm test`: 12 tests passed", "no test command found",
+    then what the task asked for and is missing."""
+    line = "no test command found" if tests is None else f"`{tests.command}`: {tests.summary}"
+    return line + (f"; missing: {', '.join(missing)}" if missing else "")
 
 
 def _result(

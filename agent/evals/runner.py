@@ -44,6 +44,9 @@ class EvalRecord(BaseModel):
     draft_accepted: int = 0
     wall_seconds: float = 0.0  # what the user waits for: environment, agent, tests
     check_tail: str = ""
+    tests: str = ""  # the run's own final check, what ran: "3 tests passed", "no tests ran (...)"
+    missing: list[str] = []  # files and names the task asked for that were not there at the end
+    vacuous: bool = False  # reported finished while no test ran or something the task asked for was missing
     error: str | None = None
     transcript: str = ""  # the run's transcript (agent mode), to read what went wrong
 
@@ -231,6 +234,10 @@ def _record(
         draft_accepted=stats.draft_accepted,
         wall_seconds=wall,
         check_tail=tail if not passed else "",
+        tests="" if result.tests is None else f"`{result.tests.command}`: {result.tests.summary}",
+        missing=result.missing,
+        vacuous=result.run.status == "finished"
+        and (bool(result.missing) or (result.tests is not None and result.tests.vacuous)),
         error=result.run.summary if result.run.status == "error" else None,  # e.g. a peer's own end: LimitsExceeded
         transcript=result.transcript,
     )
