@@ -94,7 +94,7 @@ def asked_for(task: str, workspace: Path, new_project: bool = False) -> Asked:
     a new project's request, so what it names is to be made."""
     files: dict[str, None] = {}
     names: dict[str, None] = {}
-    sources = _sources(workspace)
+    sources: dict[Path, str] | None = None  # read once, when the task names a name
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", task):
         if REMOVING.search(sentence):
             continue
@@ -108,6 +108,7 @@ def asked_for(task: str, workspace: Path, new_project: bool = False) -> Asked:
                 if there or governed == "make" or (new_project and source and governed != "use"):
                     files[token] = None
             else:
+                sources = _sources(workspace) if sources is None else sources
                 there = _defined(token, sources)
                 if there or governed == "make" or (new_project and governed != "use"):
                     names[token] = None
