@@ -29,12 +29,62 @@ from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
+SDIST_VERSION_PIN = "0.3.36"  # llama-cpp-python: its sdist vendors upstream llama.cpp (with DFlash and MTP)
 # The pin and why (docs/beellama-versions.md): v0.2.0 is the first release with Gemma 4 DFlash, the one the seed's
 # commands and the drafter's model card were run on, and the one whose real `--help` ships here (dialects/), so a
 # plan can render its exact argv before anything is built. v0.3.x keeps the flags and fixes #27 (`--ref v0.3.2`);
 # v0.4.x speaks another dialect and needs a converted drafter.
 BEELLAMA_TAG = "v0.2.0"
-DEFAULT_HELP = Path(__file__).parent / "dialects" / "beellama-v0.2.0-help.txt"
+DIALECTS = Path(__file__).parent / "dialects"
+DEFAULT_HELP = DIALECTS / "beellama-v0.2.0-help.txt"
+# BeeLlama tags known to work, and for what (docs/beellama-versions.md has each one's issue links)
+BEELLAMA_KNOWN_GOOD = {
+    "v0.2.0": "fork DFlash (`--spec-type dflash`); the seed's numbers; #27 on some 4090 setups",
+    "v0.4.4": "upstream `draft-dflash` (converted drafter), MTP; fixes #27 (#91, #98); less context on 24 GB (#98)",
+}
+
+
+class KnownEngine(BaseModel):
+    """An engine whose flag table ships in `dialects/`, so a profile renders for it before anything is built."""
+
+    name: str
+    label: str  # what the flag table was read from
+    help_file: str  # in dialects/
+    build: str  # the command that builds it
+
+    def capabilities(self) -> "Capabilities":
+        return parse_help((DIALECTS / self.help_file).read_text())
+
+
+KNOWN_ENGINES: dict[str, KnownEngine] = {
+    e.name: e
+    for e in (
+        KnownEngine(
+            name="beellama-v0.2",
+            label="BeeLlama v0.2.0 (its real --help)",
+            help_file="beellama-v0.2.0-help.txt",
+            build="agent engine build --source beellama",
+        ),
+        KnownEngine(
+            name="beellama-v0.4",
+            label="BeeLlama v0.4.x (the flag table of its v0.4.3 source; v0.4.4 documents the same Bee flags)",
+            help_file="beellama-v0.4.3-help.txt",
+            build="agent engine build --source beellama --ref v0.4.4",
+        ),
+        KnownEngine(
+            name="upstream",
+            label=f"upstream llama.cpp (the real --help of the llama-cpp-python {SDIST_VERSION_PIN} sdist's build)",
+            help_file=f"upstream-sdist-{SDIST_VERSION_PIN}-help.txt",
+            build="agent engine build --source pypi-sdist",
+        ),
+    )
+}
+
+
+def known_engine(name: str) -> KnownEngine:
+    if name not in KNOWN_ENGINES:
+        raise KeyError(f"unknown engine {name!r}; known: {', '.join(KNOWN_ENGINES)}")
+    return KNOWN_ENGINES[name]
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
 MIN_CUDA_FOR_ARCH = {
     "100": (12, 8),
@@ -51,7 +101,7 @@ MIN_CUDA_FOR_ARCH = {
 LAST_CUDA_BEFORE_13 = (12, 9)  # CUDA 13 dropped the architectures before Turing (sm_75)
 RAM_PER_JOB = {"cuda": 4 * 1024**3, "cpu": 1 * 1024**3, "metal": 1 * 1024**3}  # nvcc with FA_ALL_QUANTS: ~3-4 GB/job
 UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
-SDIST_VERSION = "0.3.36"
+SDIST_VERSION = SDIST_VERSION_PIN
 RPC_SERVER_NAMES = ("ggml-rpc-server", "rpc-server")
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
 

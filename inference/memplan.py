@@ -205,7 +205,9 @@ def build_plan(
     ]
     if draft:
         terms.append(PlanTerm(label="draft weights", bytes=draft.weights, detail=f"{draft.id} ({draft.source})"))
-        if dflash or draft.shape.is_dflash_drafter:
+        if profile.speculative == "mtp":
+            terms += mtp_terms(profile, draft, ubatch)
+        elif dflash or draft.shape.is_dflash_drafter:
             cross = profile.dflash_cross_ctx or DFLASH_CROSS_CTX_DEFAULT
             layers = draft.shape.dflash_target_layers or 6
             terms.append(
@@ -253,6 +255,24 @@ def build_plan(
     return MemoryPlan(
         profile=profile.name, device=profile.device, terms=terms, available=available, available_from=available_from
     )
+
+
+def mtp_terms(profile, draft: ModelFacts, ubatch: int) -> list[PlanTerm]:
+    """MTP (`--spec-type draft-mtp`, llama.cpp #23398): Gemma 4's assistant drafter keeps no KV cache of its own;
+    its layers read the target's last sliding and last full layer (src/llama-model.cpp `share` for
+    LLM_ARCH_GEMMA4_ASSISTANT). Its context reserves a compute buffer like the target's, at ubatch tokens."""
+    return [
+        PlanTerm(
+            label="draft KV cache",
+            bytes=0,
+            detail=f"none: the {draft.shape.arch} drafter reads the target's KV cache (MTP)",
+        ),
+        PlanTerm(
+            label="draft compute",
+            bytes=compute_bytes(draft.shape, ubatch),
+            detail=f"ubatch {ubatch} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B",
+        ),
+    ]
 
 
 # ---------------------------------------------------------------- facts and devices

@@ -19,7 +19,7 @@ from inference.engine import Capabilities
 from inference.errors import DflashError
 
 EngineName = Literal["llama-server", "vllm", "sglang"]
-Speculative = Literal["none", "draft", "dflash", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
+Speculative = Literal["none", "draft", "dflash", "mtp", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
 
 
 class ProfileError(DflashError, ValueError):
@@ -32,6 +32,9 @@ class Profile(BaseModel):
     name: str
     description: str = ""
     engine: EngineName = "llama-server"
+    # llama-server: the engines (inference.engine.KNOWN_ENGINES) it is written for; it renders for each of them,
+    # and a plan with no engine built renders for the first
+    engines: list[str] = Field(default_factory=list)
     target: str  # llama-server: catalog model id; vllm/sglang: Hugging Face checkpoint (or local folder)
     draft: str | None = None  # the same kind of name as `target`
     speculative: Speculative = "none"
@@ -100,6 +103,7 @@ class Profile(BaseModel):
 
 # what only llama-server takes; vLLM and SGLang batch any number of requests, and sampling comes with each request
 LLAMA_SERVER_ONLY = [
+    "engines",
     "parallel",
     "kv_unified",
     "gpu_layers",
@@ -202,6 +206,14 @@ def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
             f"profile {profile.name!r} needs DFlash, which this engine does not speak; "
             "build BeeLlama.cpp (`agent engine build --source beellama`)"
         )
+    if kind == "mtp":
+        if "draft-mtp" in caps.spec_types:
+            return ["--spec-type", "draft-mtp"]
+        raise ProfileError(
+            f"profile {profile.name!r} needs multi-token prediction (`--spec-type draft-mtp`, llama.cpp #23398), "
+            "which this engine lacks; use upstream llama.cpp (`agent engine build --source pypi-sdist`) or "
+            "BeeLlama >= v0.4 (`agent engine build --source beellama --ref v0.4.4`)"
+        )
     if kind == "draft":
         if "draft-simple" in caps.spec_types:
             return ["--spec-type", "draft-simple"]
@@ -291,6 +303,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         Profile(
             name="gemma4-31b",
             description="The guide's baseline: Gemma 4 31B Q4_K_S on one GPU.",
+            engines=["beellama-v0.2", "beellama-v0.4", "upstream"],
             target="gemma4-31b",
             cache_type_k="q5_0",
             cache_type_v="q4_1",
@@ -300,6 +313,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         Profile(
             name="gemma4-31b-dflash",
             description="The guide's DFlash command: Gemma 4 31B + its DFlash draft.",
+            engines=["beellama-v0.2"],
             **GUIDE_DFLASH,
             **GUIDE_GPU,
             **GUIDE_SAMPLING,
@@ -310,11 +324,43 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             name="gemma4-31b-dflash-safe",
             description="The DFlash command with the BeeLlama #27 workaround "
             "(adaptive draft-max off, draft max 16, draft context 1024).",
+            engines=["beellama-v0.2"],
             **GUIDE_DFLASH,
             spec_dm_adaptive=False,
             draft_max=16,
             draft_ctx=1024,
             **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
+        # Multi-token prediction with Google's assistant drafter on stock llama.cpp (`--spec-type draft-mtp`,
+        # llama.cpp #23398): speculation with no fork. Draft max 4 as the MTP drafters' model cards run it (e.g.
+        # unsloth/gemma-4-12B-it-qat-GGUF MTP/README.md); the drafter reads the target's KV cache, so the plan adds
+        # its weights and compute only.
+        Profile(
+            name="gemma4-31b-mtp",
+            description="Gemma 4 31B + its MTP assistant drafter on stock llama.cpp (`--spec-type draft-mtp`).",
+            engines=["upstream", "beellama-v0.4"],
+            target="gemma4-31b",
+            draft="gemma4-31b-mtp",
+            speculative="mtp",
+            draft_max=4,
+            draft_gpu_layers="all",
+            cache_type_k="q5_0",
+            cache_type_v="q4_1",
+            **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
+        # An 80 GB card (H100 class): the same MTP pair at 128k context with an f16 KV cache (about 13 GB of it).
+        Profile(
+            name="gemma4-31b-h100",
+            description="Gemma 4 31B + MTP drafter at 128k context, f16 KV cache (H100-class, 80 GB).",
+            engines=["upstream", "beellama-v0.4"],
+            target="gemma4-31b",
+            draft="gemma4-31b-mtp",
+            speculative="mtp",
+            draft_max=4,
+            draft_gpu_layers="all",
+            **(GUIDE_GPU | {"ctx_size": 131072}),
             **GUIDE_SAMPLING,
         ),
         # The same pair at full precision on vLLM and SGLang (docs/scale-out.md): BF16 target (~62 GB) and z-lab's

@@ -365,7 +365,7 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     """(capabilities, binary, description) of the engine a profile would run on: the chosen build, or when none
     is built (and no key named), what `agent engine build` builds by default, read from its real `--help`; for a
     profile with RPC workers, that build with the RPC backend (llama.cpp lists `--rpc` only when it is built in)."""
-    from inference.engine import BEELLAMA_TAG, default_capabilities
+    from inference.engine import BEELLAMA_TAG, default_capabilities, known_engine
 
     try:
         engine = choose_engine(profile, key)
@@ -373,6 +373,13 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     except ProfileError:
         if key:
             raise
+    if profile.engines:  # the first engine the profile is written for, from its shipped flag table
+        known = known_engine(profile.engines[0])
+        return (
+            known.capabilities(),
+            "llama-server",
+            f"no engine built for it yet; rendered for {known.label}, which `{known.build}` builds",
+        )
     caps, build = default_capabilities(), "`agent engine build`"
     if uses_rpc(profile):
         caps, build = caps.model_copy(update={"flags": [*caps.flags, "--rpc"]}), "`agent engine build --rpc`"

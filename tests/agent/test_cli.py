@@ -295,3 +295,13 @@ def test_serve_without_the_engine_installed_prints_how_to_get_it(tmp_path, monke
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # no traceback
     assert "vLLM is not installed" in result.output and 'pip install "vllm==0.33.0"' in result.output
     assert "vllm/vllm-openai" in result.output
+
+
+def test_serve_plan_for_mtp_renders_for_upstream_and_fits_24_gib(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-mtp", "--plan", "--gpu-memory", "24GiB"])
+    assert result.exit_code == 0, result.output
+    assert "--spec-type draft-mtp" in result.stdout and "agent engine build --source pypi-sdist" in result.stdout
+    assert "draft KV cache" in result.stdout and "reads the target's KV cache" in result.stdout
+    listed = runner.invoke(app, ["serve", "--list"])
+    assert "gemma4-31b-mtp" in listed.stdout and "gemma4-31b-h100" in listed.stdout
