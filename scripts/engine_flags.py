@@ -26,7 +26,7 @@ import ast
 import re
 import sys
 import zipfile
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 
 def add_argument_flags(tree: ast.AST) -> set[str]:
@@ -167,9 +167,9 @@ def llama_cache_types(arg_cpp: str) -> list[str]:
 
 def llama_server_help(tree: str, label: str) -> str:
     """A `--help`-shaped listing of llama-server's options from a source tree (one option a line)."""
-    root = PurePosixPath(tree)
-    arg_cpp = open(root / "common" / "arg.cpp").read()
-    spec_types = llama_spec_types(open(root / "common" / "speculative.cpp").read())
+    root = Path(tree)
+    arg_cpp = (root / "common" / "arg.cpp").read_text()
+    spec_types = llama_spec_types((root / "common" / "speculative.cpp").read_text())
     cache_types = llama_cache_types(arg_cpp)
     lines = [
         f"# llama-server options of {label}, read from common/arg.cpp and common/speculative.cpp",
