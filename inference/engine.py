@@ -85,6 +85,8 @@ def known_engine(name: str) -> KnownEngine:
     if name not in KNOWN_ENGINES:
         raise KeyError(f"unknown engine {name!r}; known: {', '.join(KNOWN_ENGINES)}")
     return KNOWN_ENGINES[name]
+
+
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
 MIN_CUDA_FOR_ARCH = {
     "100": (12, 8),

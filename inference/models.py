@@ -190,9 +190,7 @@ GEMMA4_31B_MTP = ModelSpec(
     ),
 )
 
-CATALOG: dict[str, ModelSpec] = {
-    m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH, GEMMA4_31B_MTP)
-}
+CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH, GEMMA4_31B_MTP)}
 DEFAULT_MODEL = QWEN_1_5B.id
 
 
