@@ -32,15 +32,15 @@ BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
 SDIST_VERSION_PIN = "0.3.36"  # llama-cpp-python: its sdist vendors upstream llama.cpp (with DFlash and MTP)
 # The pin and why (docs/beellama-versions.md): v0.2.0 is the first release with Gemma 4 DFlash, the one the seed's
 # commands and the drafter's model card were run on, and the one whose real `--help` ships here (dialects/), so a
-# plan can render its exact argv before anything is built. v0.3.x keeps the flags and fixes #27 (`--ref v0.3.2`);
-# v0.4.x speaks another dialect and needs a converted drafter.
+# plan can render its exact argv before anything is built. v0.3.x does not fix its 4090 failure (BeeLlama #47, #91);
+# v0.4.x does (#98) with upstream `draft-dflash`, another dialect and a converted drafter.
 BEELLAMA_TAG = "v0.2.0"
 DIALECTS = Path(__file__).parent / "dialects"
 DEFAULT_HELP = DIALECTS / "beellama-v0.2.0-help.txt"
 # BeeLlama tags known to work, and for what (docs/beellama-versions.md has each one's issue links)
 BEELLAMA_KNOWN_GOOD = {
     "v0.2.0": "fork DFlash (`--spec-type dflash`); the seed's numbers; #27 on some 4090 setups",
-    "v0.4.4": "upstream `draft-dflash` (converted drafter), MTP; fixes #27 (#91, #98); less context on 24 GB (#98)",
+    "v0.4.4": "upstream `draft-dflash` (converted drafter), MTP; fixes the 4090 `/////` of #91 (#98); less context on 24 GB (#98)",
 }
 
 

@@ -319,7 +319,8 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             **GUIDE_SAMPLING,
         ),
         # BeeLlama v0.2.0 with exactly this pair on an RTX 4090 can fail after the first request with "dflash:
-        # invalid reduced-logits token -1" (Anbeeld/beellama.cpp#27, fixed in v0.3.0); the reporter's workaround:
+        # invalid reduced-logits token -1" (Anbeeld/beellama.cpp#27; v0.3.x shows it too, #47, #91; v0.4 fixed it, #98);
+        # the reporter's workaround:
         Profile(
             name="gemma4-31b-dflash-safe",
             description="The DFlash command with the BeeLlama #27 workaround "

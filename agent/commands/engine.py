@@ -19,7 +19,13 @@ def engine_build(
         "-s",
         help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder.",
     ),
-    ref: Optional[str] = typer.Option(None, "--ref", help="Git tag, branch or commit (git sources)."),
+    ref: Optional[str] = typer.Option(
+        None,
+        "--ref",
+        help="Git tag, branch or commit (git sources). BeeLlama tags known to work: v0.2.0 (the default; fork "
+        "DFlash) and v0.4.4 (upstream draft-dflash with a converted drafter, and MTP); not v0.3.x, which has "
+        "the 4090 DFlash failure (docs/beellama-versions.md).",
+    ),
     backend: Optional[str] = typer.Option(
         None,
         "--backend",

@@ -61,3 +61,21 @@ def test_a_flag_an_engine_dropped_is_named_in_the_refusal():
 def test_the_h100_profile_holds_128k_context():
     args = _render(BUILTIN_PROFILES["gemma4-31b-h100"], "upstream")
     assert args[args.index("--ctx-size") + 1] == "131072"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_version_advice_links_each_issue_it_cites_and_sends_no_one_to_v03():
+    versions = (ROOT / "docs" / "beellama-versions.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    import re
+
+    cited = set(re.findall(r"(?<![\w/-])#(\d+)\b", versions))
+    linked = set(re.findall(r"beellama\.cpp/issues/(\d+)", versions)) | set(
+        re.findall(r"llama\.cpp/pull/(\d+)", versions)
+    )
+    assert cited <= linked, f"cited without a link: {sorted(cited - linked)}"
+    for text in (versions, readme):
+        assert "--ref v0.3" not in text and "v0.3.2, which has the fix" not in text
+    assert "--ref v0.4.4" in readme and "gemma4-31b-mtp" in readme
