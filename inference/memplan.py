@@ -332,21 +332,22 @@ def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: i
 # ---------------------------------------------------------------- vLLM and SGLang
 
 
-def kv_bytes_per_gpu(shape: ModelShape, ctx: int, tp: int) -> tuple[int, str]:
+def kv_bytes_per_gpu(shape: ModelShape, ctx: int, tp: int, kv_dtype: str | None = None) -> tuple[int, str]:
     """KV cache of one full-context request on one GPU: sliding-window layers hold the window, the others the
     whole context; each GPU holds its share of the KV heads (at least one)."""
+    per_value = 1 if (kv_dtype or "").startswith("fp8") else KV_BYTES
     total = 0
     groups: dict[tuple[bool, int, int, int], int] = {}
     for heads, k_len, v_len, swa in zip(shape.kv_heads, shape.key_length, shape.value_length, shape.swa_layers):
         cells = min(ctx, shape.sliding_window) if swa else ctx
         share = math.ceil(heads / tp)
-        total += cells * share * (k_len + v_len) * KV_BYTES
+        total += cells * share * (k_len + v_len) * per_value
         groups[(swa, share, k_len, cells)] = groups.get((swa, share, k_len, cells), 0) + 1
     parts = [
         f"{n} {'sliding-window' if swa else 'full'} layers x {share} KV heads x {k_len} x {cells} tokens"
         for (swa, share, k_len, cells), n in sorted(groups.items(), key=lambda g: g[0][0], reverse=True)
     ]
-    return total, "BF16: " + "; ".join(parts)
+    return total, ("FP8: " if per_value == 1 else "BF16: ") + "; ".join(parts)
 
 
 def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
@@ -355,14 +356,18 @@ def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
     GPU (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static) as what is available."""
     tp = profile.tensor_parallel
     target = _checkpoint(profile, profile.target)
+    # `--quantization fp8` stores the BF16 checkpoint's weights in one byte each on load
+    weights, how = (
+        (target.weights // 2, "FP8 on load, half of ") if profile.quantization == "fp8" else (target.weights, "")
+    )
     terms = [
         PlanTerm(
             label="target weights",
-            bytes=target.weights // tp,
-            detail=f"{target.repo}: {gb(target.weights)} / {tp} GPU(s)",
+            bytes=weights // tp,
+            detail=f"{target.repo}: {how}{gb(target.weights)} / {tp} GPU(s)",
         ),
     ]
-    kv, kv_detail = kv_bytes_per_gpu(target.shape, profile.ctx_size, tp)
+    kv, kv_detail = kv_bytes_per_gpu(target.shape, profile.ctx_size, tp, profile.kv_cache_dtype)
     terms.append(
         PlanTerm(label="target KV cache", bytes=kv, detail=f"one {profile.ctx_size}-token request; {kv_detail}")
     )
@@ -375,7 +380,7 @@ def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
                 detail=f"{draft.repo}: {gb(draft.weights)} / {tp} GPU(s)",
             )
         )
-        dkv, dkv_detail = kv_bytes_per_gpu(draft.shape, profile.ctx_size, tp)
+        dkv, dkv_detail = kv_bytes_per_gpu(draft.shape, profile.ctx_size, tp, profile.kv_cache_dtype)
         terms.append(PlanTerm(label="draft KV cache", bytes=dkv, detail=f"one slot per target token; {dkv_detail}"))
     if profile.engine == "vllm":  # inside vLLM's share; SGLang keeps them outside mem_fraction_static
         terms.append(

@@ -75,6 +75,15 @@ class Profile(BaseModel):
     # vLLM / SGLang (ctx_size is their max model length, draft_max the tokens drafted per step)
     tensor_parallel: int = Field(default=1, ge=1)  # GPUs one model is split over
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # the engine's share of each GPU
+    # what an agent needs from them: tool calls parsed (without a parser vLLM answers 400 to a request with
+    # `tools`), reasoning split from the answer; attention backends as z-lab's Gemma 4 recipe sets them
+    tool_call_parser: str | None = None
+    reasoning_parser: str | None = None
+    attention_backend: str | None = None
+    draft_attention_backend: str | None = None
+    quantization: str | None = None  # e.g. fp8: the target quantized when loaded (H100 has FP8 units)
+    kv_cache_dtype: str | None = None  # e.g. fp8
+    trust_remote_code: bool = False
     extra_args: list[str] = Field(default_factory=list)
 
     def models(self) -> list[str]:
@@ -84,8 +93,10 @@ class Profile(BaseModel):
     def _fits_its_engine(self) -> "Profile":
         """A setting the profile's engine does not take is an error, not silently dropped."""
         if self.engine == "llama-server":
-            if self.tensor_parallel != 1 or self.gpu_memory_utilization is not None:
-                raise ValueError("tensor_parallel and gpu_memory_utilization need engine vllm or sglang")
+            fields = type(self).model_fields
+            python_only = [f for f in PYTHON_ENGINE_ONLY if getattr(self, f) != fields[f].get_default()]
+            if python_only:
+                raise ValueError(f"{', '.join(python_only)}: settings of engine vllm or sglang, not llama-server")
             return self
         fields = type(self).model_fields
         ignored = [f for f in LLAMA_SERVER_ONLY if getattr(self, f) != fields[f].get_default(call_default_factory=True)]
@@ -100,6 +111,19 @@ class Profile(BaseModel):
             raise ValueError("speculative dflash needs draft (the drafter's checkpoint) and draft_max")
         return self
 
+
+# what only vLLM and SGLang take
+PYTHON_ENGINE_ONLY = [
+    "tensor_parallel",
+    "gpu_memory_utilization",
+    "tool_call_parser",
+    "reasoning_parser",
+    "attention_backend",
+    "draft_attention_backend",
+    "quantization",
+    "kv_cache_dtype",
+    "trust_remote_code",
+]
 
 # what only llama-server takes; vLLM and SGLang batch any number of requests, and sampling comes with each request
 LLAMA_SERVER_ONLY = [
@@ -286,6 +310,10 @@ GUIDE_DFLASH = dict(  # the seed guide's DFlash command, beyond the GPU settings
     mlock=True,
     no_host=True,
 )
+# z-lab's Gemma 4 recipe (the model card of z-lab/gemma-4-31B-it-DFlash): vLLM `--attention-backend triton_attn`
+# with the drafter on `flash_attn`, `--max-num-batched-tokens 32768`; SGLang `--attention-backend triton` with the
+# drafter on `fa4`; both `--trust-remote-code`. Gemma 4's tool-call and reasoning parsers are `gemma4` (vLLM's
+# vllm/tool_parsers/gemma4_tool_parser.py); without a tool parser vLLM refuses every request that has `tools`.
 PYTHON_ENGINE_DFLASH = dict(
     device="gpu",
     target="google/gemma-4-31B-it",
@@ -294,7 +322,12 @@ PYTHON_ENGINE_DFLASH = dict(
     draft_max=15,
     ctx_size=32768,
     tensor_parallel=1,
+    tool_call_parser="gemma4",
+    reasoning_parser="gemma4",
+    trust_remote_code=True,
 )
+VLLM_RECIPE = dict(attention_backend="triton_attn", draft_attention_backend="flash_attn")
+SGLANG_RECIPE = dict(attention_backend="triton", draft_attention_backend="fa4")
 CPU_QWEN = dict(device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parallel=1, batch=512, ubatch=512)
 
 BUILTIN_PROFILES: dict[str, Profile] = {
@@ -372,12 +405,28 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             description="Gemma 4 31B BF16 + z-lab DFlash drafter on vLLM (H100/H200 class GPUs).",
             engine="vllm",
             **PYTHON_ENGINE_DFLASH,
+            **VLLM_RECIPE,
+            extra_args=["--max-num-batched-tokens", "32768"],
         ),
         Profile(
             name="gemma4-31b-dflash-sglang",
             description="Gemma 4 31B BF16 + z-lab DFlash drafter on SGLang (H100/H200 class GPUs).",
             engine="sglang",
             **PYTHON_ENGINE_DFLASH,
+            **SGLANG_RECIPE,
+        ),
+        # One H100: the target quantized to FP8 when loaded, an FP8 KV cache, and Red Hat's ungated DFlash drafter
+        # (no Hugging Face login); 8 drafted tokens, as the NVIDIA developer forum's recipe for this pair runs it
+        # ("DFlash Gemma4-31B-it on Spark is here": --quantization fp8, num_speculative_tokens 8).
+        Profile(
+            name="gemma4-31b-dflash-vllm-fp8",
+            description="Gemma 4 31B FP8 + Red Hat's ungated DFlash drafter on vLLM, FP8 KV cache (one H100).",
+            engine="vllm",
+            **(PYTHON_ENGINE_DFLASH | {"draft": "RedHatAI/gemma-4-31B-it-speculator.dflash", "draft_max": 8}),
+            **VLLM_RECIPE,
+            quantization="fp8",
+            kv_cache_dtype="fp8",
+            extra_args=["--max-num-batched-tokens", "32768"],
         ),
         Profile(name="qwen-cpu", description="CPU baseline: Qwen2.5-Coder-1.5B, no speculation.", **CPU_QWEN),
         # Draft-model speculation: lossless and ~90% accepted, but slower than the baseline on a 2-core CPU
