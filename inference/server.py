@@ -243,8 +243,9 @@ class ManagedServer(ManagedProcess):
         caps = self.engine.capabilities
         # refuse a profile the engine cannot run before downloading gigabytes for it
         render(self.profile, caps, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
+        check_drafter(self.profile, caps, self.model_paths)  # from the catalog's facts: before any download
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
-        check_drafter(self.profile, caps, paths)
+        check_drafter(self.profile, caps, paths)  # and from the files' own headers
         if self.check_memory:
             check_fits(self.profile, paths)
         argv = [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
@@ -391,11 +392,21 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
 
 
 def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] | None = None) -> None:
-    """BeeLlama >= v0.4 and upstream load only upstream-format (`dflash`) drafters; Bee's older `dflash-draft`
-    files must be converted first: refuse with the command rather than fail inside llama-server."""
-    if profile.speculative != "dflash" or caps.dflash_dialect != "upstream" or not profile.draft:
+    """The drafter's format must be the one the engine and the profile's method load: BeeLlama >= v0.4 and
+    upstream take only upstream-format (`dflash`) DFlash drafters (Bee's older `dflash-draft` files must be
+    converted first); MTP takes a Gemma 4 assistant, not a DFlash drafter. Refuses with what to do rather than
+    fail inside llama-server; `paths` empty reads the catalog's facts, so this runs before any download."""
+    if not profile.draft or profile.speculative not in ("dflash", "mtp"):
         return
     facts = model_facts(profile.draft, (paths or {}).get(profile.draft))
+    if profile.speculative == "mtp" and (facts.shape.is_dflash_drafter or "dflash" in facts.shape.arch):
+        raise ProfileError(
+            f"profile {profile.name!r}: the drafter {profile.draft!r} is a DFlash drafter ({facts.shape.arch}); "
+            "`--spec-type draft-mtp` needs Gemma 4's assistant drafter (architecture gemma4-assistant, e.g. "
+            "`gemma4-31b-mtp`)"
+        )
+    if profile.speculative != "dflash" or caps.dflash_dialect != "upstream":
+        return
     if facts.shape.arch == "dflash-draft":
         raise ProfileError(
             f"profile {profile.name!r}: the drafter {profile.draft!r} is a BeeLlama `dflash-draft` GGUF, which this "
