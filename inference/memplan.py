@@ -275,6 +275,43 @@ def mtp_terms(profile, draft: ModelFacts, ubatch: int) -> list[PlanTerm]:
     ]
 
 
+# KV cache types a GPU user reaches for, as (K, V); the largest context that fits is shown for each the engine has
+PLAN_CACHE_TYPES = [("f16", "f16"), ("q8_0", "q8_0"), ("q5_0", "q4_1"), ("q4_0", "q4_0")]
+CONTEXT_CAP = 262144  # where the search stops when the model's trained context is not known
+
+
+def largest_contexts(profile, *, gpu_memory: int | None = None, cache_types: list[str] | None = None) -> str:
+    """For each KV cache type the engine offers, the largest context (a multiple of 256 tokens, up to
+    CONTEXT_CAP) whose plan still fits this device (or `gpu_memory`); one line each."""
+    target = model_facts(profile.target)
+    draft = model_facts(profile.draft) if profile.draft else None
+    available, where = device_memory(profile.device, gpu_memory)
+    if available is None:
+        return f"largest context: unknown ({where}); pass --gpu-memory SIZE"
+    lines = [f"largest context that fits {gb(available)} ({where}), by KV cache type:"]
+    for k, v in PLAN_CACHE_TYPES:
+        if cache_types and not (k in cache_types and v in cache_types):
+            continue
+        typed = profile.model_copy(update={"cache_type_k": k, "cache_type_v": v})
+
+        def fits(cells: int, typed=typed) -> bool:
+            sized = typed.model_copy(update={"ctx_size": cells * KV_PAD})
+            return build_plan(sized, target, draft, available=available, available_from=where).fits
+
+        limit = target.shape.context_length or CONTEXT_CAP
+        low, high = 0, limit // KV_PAD  # fits(low) holds (0: none), fits(high + 1) does not
+        if fits(high):
+            low = high
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        tokens = low * KV_PAD
+        at_limit = " (the model's trained context)" if tokens == target.shape.context_length else ""
+        shown = f"{tokens:,} tokens{at_limit}" if tokens else "none"
+        lines.append(f"  {k + '/' + v:<10} {shown}")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- facts and devices
 
 

@@ -83,6 +83,7 @@ QWEN_1_5B = ModelSpec(
         kv_heads=[2] * 28,
         key_length=[128] * 28,
         value_length=[128] * 28,
+        context_length=32768,  # qwen2.context_length of the GGUF
     ),
 )
 
@@ -133,6 +134,7 @@ GEMMA4_31B = ModelSpec(
         value_length=[256, 256, 256, 256, 256, 512] * 10,
         sliding_window=1024,
         swa_layers=[True, True, True, True, True, False] * 10,
+        context_length=262144,  # n_ctx_train in llama.cpp's log (noonghunna/club-3090#371)
     ),
 )
 

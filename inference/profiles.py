@@ -505,6 +505,23 @@ def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
     return profiles
 
 
+def with_overrides(profile: Profile, ctx_size: int | None = None, cache_type: str | None = None) -> Profile:
+    """The profile with another context size and KV cache type (K and V on llama-server; vLLM/SGLang's
+    `--kv-cache-dtype`), checked like a profile written that way."""
+    update: dict[str, object] = {} if ctx_size is None else {"ctx_size": ctx_size}
+    if cache_type is not None:
+        if profile.engine == "llama-server":
+            update |= {"cache_type_k": cache_type, "cache_type_v": cache_type}
+        else:
+            update["kv_cache_dtype"] = cache_type
+    if not update:
+        return profile
+    try:
+        return Profile.model_validate(profile.model_dump() | update)
+    except ValidationError as exc:
+        raise ProfileError(f"profile {profile.name!r}: {exc.errors()[0]['msg']}") from None
+
+
 def get_profile(name: str, profiles: dict[str, Profile] | None = None) -> Profile:
     profiles = profiles or BUILTIN_PROFILES
     if name not in profiles:
