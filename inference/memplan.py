@@ -285,7 +285,7 @@ def largest_contexts(profile, *, gpu_memory: int | None = None, cache_types: lis
     CONTEXT_CAP) whose plan still fits this device (or `gpu_memory`); one line each."""
     target = model_facts(profile.target)
     draft = model_facts(profile.draft) if profile.draft else None
-    available, where = device_memory(profile.device, gpu_memory)
+    available, where = device_memory(profile.device, gpu_memory, profile.devices)
     if available is None:
         return f"largest context: unknown ({where}); pass --gpu-memory SIZE"
     lines = [f"largest context that fits {gb(available)} ({where}), by KV cache type:"]
@@ -340,8 +340,11 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
     return ModelFacts(id=model_id, shape=spec.shape, weights=size, source="catalog facts; not downloaded")
 
 
-def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | None, str]:
-    """Memory the profile's device offers: `--gpu-memory` when given, else the freest GPU, else available RAM."""
+def device_memory(
+    device: str, gpu_memory: int | None = None, devices: list[int] | None = None
+) -> tuple[int | None, str]:
+    """Memory the profile's device offers: `--gpu-memory` when given, else the free memory of the profile's
+    `devices` together (llama-server spreads the layers over them), else of the freest GPU, else available RAM."""
     from inference.hardware import Hardware
 
     if device == "gpu" and gpu_memory is not None:
@@ -351,8 +354,14 @@ def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | Non
         return hardware.ram_available, "available RAM"
     if not hardware.gpus:
         return None, "no NVIDIA GPU found (nvidia-smi)"
-    gpu = max(hardware.gpus, key=lambda g: g.memory_free)
-    return gpu.memory_free, f"free memory of {gpu.name}"
+    if devices:
+        missing = [i for i in devices if i >= len(hardware.gpus)]
+        if missing:
+            return None, f"GPU(s) {missing} named in devices are not here ({len(hardware.gpus)} found)"
+        chosen = [hardware.gpus[i] for i in devices]
+        return sum(g.memory_free for g in chosen), "free memory of GPU(s) " + ", ".join(map(str, devices))
+    index = max(range(len(hardware.gpus)), key=lambda i: hardware.gpus[i].memory_free)
+    return hardware.gpus[index].memory_free, f"free memory of GPU {index}, the freest ({hardware.gpus[index].name})"
 
 
 def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: int | None = None) -> MemoryPlan:
@@ -362,7 +371,7 @@ def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: i
     paths = paths or {}
     target = model_facts(profile.target, paths.get(profile.target))
     draft = model_facts(profile.draft, paths.get(profile.draft)) if profile.draft else None
-    available, where = device_memory(profile.device, gpu_memory)
+    available, where = device_memory(profile.device, gpu_memory, profile.devices)
     return build_plan(profile, target, draft, available=available, available_from=where)
 
 
@@ -445,7 +454,7 @@ def _checkpoint(profile, repo: str) -> Checkpoint:
 
 def _share(profile, gpu_memory: int | None) -> tuple[int | None, str, str]:
     """(bytes the engine may use on each GPU, where that comes from, what to do when it does not fit)."""
-    from inference.hardware import nvidia_gpus
+    from inference.hardware import chosen_gpus, nvidia_gpus
 
     tp = profile.tensor_parallel
     advice = (
@@ -456,7 +465,8 @@ def _share(profile, gpu_memory: int | None) -> tuple[int | None, str, str]:
     if gpu_memory is not None:
         size, source = gpu_memory, f"--gpu-memory, {tp} such GPU(s)"
     else:
-        gpus = nvidia_gpus()
+        here = nvidia_gpus()
+        gpus = [here[i] for i in chosen_gpus(profile.devices, tp, here) if i < len(here)]
         if len(gpus) < tp:
             found = f"{len(gpus)} NVIDIA GPU(s) found" if gpus else "no NVIDIA GPU found (nvidia-smi)"
             return None, f"tensor_parallel {tp} needs {tp} GPUs, {found}", advice

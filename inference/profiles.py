@@ -73,6 +73,12 @@ class Profile(BaseModel):
     top_p: float | None = None
     min_p: float | None = None
     # vLLM / SGLang (ctx_size is their max model length, draft_max the tokens drafted per step)
+    # GPUs (nvidia-smi indices) the server may use, through CUDA_VISIBLE_DEVICES; empty: one GPU, the freest
+    # (vLLM/SGLang: tensor_parallel of them). llama-server spreads layers over several with split_mode (`-sm`:
+    # none, layer, row or tensor) and keeps small tensors on main_gpu (`-mg`, counted among `devices`)
+    devices: list[int] = Field(default_factory=list)
+    split_mode: Literal["none", "layer", "row", "tensor"] | None = None
+    main_gpu: int | None = None
     tensor_parallel: int = Field(default=1, ge=1)  # GPUs one model is split over
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # the engine's share of each GPU
     # what an agent needs from them: tool calls parsed (without a parser vLLM answers 400 to a request with
@@ -128,6 +134,8 @@ PYTHON_ENGINE_ONLY = [
 # what only llama-server takes; vLLM and SGLang batch any number of requests, and sampling comes with each request
 LLAMA_SERVER_ONLY = [
     "engines",
+    "split_mode",
+    "main_gpu",
     "parallel",
     "kv_unified",
     "gpu_layers",
@@ -183,6 +191,7 @@ def render(
     args += ["--host", host, "--port", str(port), "-np", str(profile.parallel)]
     args += ["--kv-unified"] if profile.kv_unified else []
     args += _opt("-ngl", profile.gpu_layers) + _opt("--spec-draft-ngl", profile.draft_gpu_layers)
+    args += _opt("--split-mode", profile.split_mode) + _opt("--main-gpu", profile.main_gpu)
     args += _opt("-b", profile.batch) + _opt("-ub", profile.ubatch) + ["--ctx-size", str(profile.ctx_size)]
     args += _opt("--cache-type-k", profile.cache_type_k) + _opt("--cache-type-v", profile.cache_type_v)
     args += _opt("--flash-attn", profile.flash_attn) + _opt("--cache-ram", profile.cache_ram) + ["--jinja"]

@@ -219,7 +219,9 @@ class EngineServer(ManagedProcess):
         return argv
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        from inference.server import with_gpus
+
+        env = with_gpus(self.profile, dict(os.environ))
         if self.api_key and self.profile.engine == "vllm":
             env["VLLM_API_KEY"] = self.api_key
         return env

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from inference.engine import AMX_PATCH, Capabilities, Engine
 from inference.errors import DflashError
 from inference.fetch import fetch_model
-from inference.hardware import cpu_has_amx
+from inference.hardware import chosen_gpus, cpu_has_amx
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.models import get_model
 from inference.net import free_port
@@ -136,7 +136,7 @@ class ManagedProcess:
         return self.argv()
 
     def env(self) -> dict[str, str]:
-        return dict(os.environ)
+        return with_gpus(self.profile, dict(os.environ))
 
     def worker_pids(self) -> list[int]:
         """Helper processes stopped with the server (a background server's state records them)."""
@@ -256,7 +256,7 @@ class ManagedServer(ManagedProcess):
         return self.argv(self._start_workers())
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = with_gpus(self.profile, dict(os.environ))
         if self.api_key:  # through the environment, not argv, so `ps` does not show it
             env["LLAMA_API_KEY"] = self.api_key
         return env
@@ -286,6 +286,15 @@ class ManagedServer(ManagedProcess):
         super().stop(grace)
         if self.workers:
             self.workers.stop()
+
+
+def with_gpus(profile: Profile, env: dict[str, str]) -> dict[str, str]:
+    """A GPU profile's server sees the profile's `devices`, else the freest GPU(s) (tensor_parallel of them),
+    through CUDA_VISIBLE_DEVICES: not a silent spread over every GPU. A CUDA_VISIBLE_DEVICES the user set wins."""
+    if profile.device != "gpu" or "CUDA_VISIBLE_DEVICES" in env:
+        return env
+    chosen = chosen_gpus(profile.devices, profile.tensor_parallel)
+    return env | ({"CUDA_VISIBLE_DEVICES": ",".join(map(str, chosen))} if chosen else {})
 
 
 def without_broken_amx(engine: Engine) -> list[str]:
