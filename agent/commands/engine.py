@@ -59,6 +59,34 @@ def engine_build(
     )
 
 
+@app.command("add")
+def engine_add(
+    spec: str = typer.Argument(
+        ...,
+        help="A llama-server you built (the binary, or its folder) or a container image that runs one "
+        "(e.g. ghcr.io/anbeeld/beellama.cpp:server-cuda-v0.4.4).",
+    ),
+    backend: Optional[str] = typer.Option(
+        None, "--backend", help="cpu, cuda or metal (default: from its --list-devices; images: cuda)."
+    ),
+) -> None:
+    """Register a llama-server built elsewhere: its --help is read like a build's, and profiles use it."""
+    from agent.commands.common import fail
+    from inference.engine import EngineBuildError, add_engine
+
+    if backend not in (None, "cpu", "cuda", "metal"):
+        fail(f"--backend {backend}: use cpu, cuda or metal")
+    try:
+        engine = add_engine(spec, backend)
+    except EngineBuildError as exc:
+        fail(str(exc))
+    caps = engine.capabilities
+    typer.echo(
+        f"added {engine.key}: {engine.source}\n  {engine.options.backend}, {engine.version}"
+        f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
+    )
+
+
 @app.command("list")
 def engine_list() -> None:
     """Show the cached engine builds and their capabilities."""
