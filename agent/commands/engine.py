@@ -46,8 +46,12 @@ def engine_build(
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
-    from inference.engine import EngineSource, build_engine, detect_build_options
+    from agent.commands.common import err
+    from inference.engine import BEELLAMA_KNOWN_GOOD, EngineSource, build_engine, detect_build_options
 
+    if source == "beellama" and ref and ref not in BEELLAMA_KNOWN_GOOD:
+        known = "; ".join(f"{tag}: {why}" for tag, why in BEELLAMA_KNOWN_GOOD.items())
+        err.print(f"note: BeeLlama {ref} is not a version known to work here ({known}); see docs/beellama-versions.md")
     options = detect_build_options(backend, cuda_arch).model_copy(update={"rpc": rpc})
     engine = build_engine(EngineSource.parse(source, ref), options, jobs=jobs, force=force)
     caps = engine.capabilities
