@@ -51,7 +51,11 @@ def engine_build(
 
     if source == "beellama" and ref and ref not in BEELLAMA_KNOWN_GOOD:
         known = "; ".join(f"{tag}: {why}" for tag, why in BEELLAMA_KNOWN_GOOD.items())
-        err.print(f"note: BeeLlama {ref} is not a version known to work here ({known}); see docs/beellama-versions.md")
+        err.print(
+            f"note: BeeLlama {ref} is not a version known to work here ({known}); see docs/beellama-versions.md",
+            markup=False,
+            highlight=False,
+        )
     options = detect_build_options(backend, cuda_arch).model_copy(update={"rpc": rpc})
     engine = build_engine(EngineSource.parse(source, ref), options, jobs=jobs, force=force)
     caps = engine.capabilities
