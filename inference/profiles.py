@@ -321,7 +321,8 @@ GUIDE_DFLASH = dict(  # the seed guide's DFlash command, beyond the GPU settings
 )
 # z-lab's Gemma 4 recipe (the model card of z-lab/gemma-4-31B-it-DFlash): vLLM `--attention-backend triton_attn`
 # with the drafter on `flash_attn`, `--max-num-batched-tokens 32768`; SGLang `--attention-backend triton` with the
-# drafter on `fa4`; both `--trust-remote-code`. Gemma 4's tool-call and reasoning parsers are `gemma4` (vLLM's
+# drafter on `fa4`; both `--trust-remote-code`. Gemma 4's tool-call and reasoning parsers are `gemma4` (SGLang's
+# python/sglang/srt/function_call/gemma4_detector.py, vLLM's
 # vllm/tool_parsers/gemma4_tool_parser.py); without a tool parser vLLM refuses every request that has `tools`.
 PYTHON_ENGINE_DFLASH = dict(
     device="gpu",
