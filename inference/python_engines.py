@@ -31,9 +31,10 @@ FLAG_FILES = {
 }
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 DEFAULT_PORT = {"vllm": 8000, "sglang": 30000}  # each engine's default port (containers, printed commands)
-# pinned, never `latest`: the tag of the version the flags were checked against (SGLang's images are CUDA 13 builds
-# tagged `vX.Y.Z-cu130` since v0.5.20: sgl-project/sglang docs/get-started/install.mdx)
-IMAGES = {"vllm": "vllm/vllm-openai:v0.33.0", "sglang": "lmsysorg/sglang:v0.5.23-cu130"}
+# pinned, never `latest`: the tag of the version the flags were checked against. SGLang tags each release
+# `vX.Y.Z` (e.g. lmsysorg/sglang:v0.5.13, imdingtalk/image-mirror#1804); its images are CUDA 13 builds since the last
+# CUDA 12 tag, v0.5.19-cu129 (sgl-project/sglang docs/get-started/install.mdx)
+IMAGES = {"vllm": "vllm/vllm-openai:v0.33.0", "sglang": "lmsysorg/sglang:v0.5.23"}
 
 
 @cache
