@@ -312,6 +312,29 @@ def largest_contexts(profile, *, gpu_memory: int | None = None, cache_types: lis
     return "\n".join(lines)
 
 
+def largest_python_contexts(profile, gpu_memory: int | None = None) -> str:
+    """vLLM / SGLang: for a BF16 and an FP8 KV cache, the largest context (a multiple of 256 tokens) one request
+    of which still fits each GPU's share."""
+    limit = _checkpoint(profile, profile.target).shape.context_length or CONTEXT_CAP
+    lines = []
+    for dtype, label in ((None, "bf16"), ("fp8", "fp8")):
+        typed = profile.model_copy(update={"kv_cache_dtype": dtype})
+
+        def fits(cells: int, typed=typed) -> bool:
+            return plan_python_engine(typed.model_copy(update={"ctx_size": cells * KV_PAD}), gpu_memory).fits
+
+        low, high = 0, limit // KV_PAD
+        if fits(high):
+            low = high
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        tokens = low * KV_PAD
+        at_limit = " (the model's trained context)" if tokens == limit else ""
+        lines.append(f"  {label:<10} {tokens:,} tokens{at_limit}" if tokens else f"  {label:<10} none")
+    return "largest context one request may have, by KV cache type:\n" + "\n".join(lines)
+
+
 # ---------------------------------------------------------------- facts and devices
 
 

@@ -148,7 +148,7 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
     import shlex
 
     from inference.memplan import parse_size
-    from inference.memplan import plan_python_engine
+    from inference.memplan import largest_python_contexts, plan_python_engine
     from inference.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
 
     if not with_plan:
@@ -160,8 +160,10 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
         fail(str(exc))
     memory = plan_python_engine(chosen, size)
     notes = "".join(f"\n{n}" for n in gated_notes(chosen))
+    table = largest_python_contexts(chosen, size) if memory.available is not None else ""
     typer.echo(
         f"{describe(chosen, host, port)}\nin a container:\n{container_command(chosen)}{notes}\n\n{memory.render()}"
+        + (f"\n\n{table}" if table else "")
     )
     if not memory.fits:
         raise typer.Exit(1)

@@ -355,3 +355,14 @@ def test_ctx_size_without_a_profile_is_one_line(tmp_path, monkeypatch):
     result = runner.invoke(app, ["new-project", str(tmp_path / "p"), "--prompt", "x", "--ctx-size", "4096"])
     assert result.exit_code == 1 and "add --profile NAME" in result.output
     assert not (tmp_path / "p").exists()
+
+
+def test_the_vllm_plan_shows_the_tool_parser_and_the_largest_context_per_kv_type(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    plan = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash-vllm", "--plan", "--gpu-memory", "80GiB"])
+    assert plan.exit_code == 0, plan.output
+    assert "--tool-call-parser gemma4 --enable-auto-tool-choice" in plan.stdout
+    assert "lmsysorg" not in plan.stdout and "vllm/vllm-openai:v0.33.0" in plan.stdout
+    table = plan.stdout.split("largest context one request may have", 1)[1].splitlines()[1:]
+    bf16, fp8 = (int(line.split()[1].replace(",", "")) for line in table[:2])
+    assert 32768 < bf16 < fp8  # the profile's own 32k fits; an FP8 cache holds about twice as much
