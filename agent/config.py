@@ -29,7 +29,7 @@ OTHER_ENV = {"CACHE", "PYPI_URL", "MCP_TOKEN", "SERVER_KEY"}
 USER_ONLY_TABLES = {"profiles"}  # [profiles.NAME] in the user file (inference/profiles.py)
 # Where the model's prompts (the code) and the user's key go, and what serves the model: the user's choice,
 # never a repository's.
-MACHINE_ONLY = ("endpoint", "api_key", "profile", "engine", "model_sources")
+MACHINE_ONLY = ("endpoint", "api_key", "profile", "engine", "model_sources", "ctx_size", "cache_type")
 
 
 class ConfigError(UserError, ValueError):
@@ -43,6 +43,8 @@ class Config(BaseModel):
     endpoint: str | None = None  # an OpenAI-compatible base URL; replaces the embedded backend
     profile: str | None = None  # start llama-server with this profile for the run (see `agent serve`)
     engine: str | None = None  # engine build key for profiles; default: the newest build that fits
+    ctx_size: int | None = Field(None, gt=0)  # the profile's server context, instead of the profile's own
+    cache_type: str | None = None  # the profile's server KV cache type (K and V), instead of the profile's own
     api_key: str | None = None  # for the endpoint; never passed to tools
     protocol: Literal["text", "native"] = "text"
     n_ctx: int = Field(16384, gt=0)

@@ -20,7 +20,7 @@ from inference.embedded import EmbeddedBackend
 from inference.endpoint import EndpointBackend
 from inference.fetch import fetch_model
 from inference.models import ModelSpec, get_model
-from inference.profiles import Profile, get_profile
+from inference.profiles import Profile, get_profile, with_overrides
 from inference.python_engines import managed
 from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
@@ -69,7 +69,7 @@ def served(
     if config.endpoint:
         yield config, parallel, f"endpoint {config.endpoint}, {parallel} at once"
     elif config.profile:
-        profile = slotted(get_profile(config.profile, user_profiles()), parallel)
+        profile = slotted(configured_profile(config), parallel)
         if note:
             note(f"starting the {profile.engine} server (profile {profile.name}, {parallel} slot(s))")
         with managed(profile, config.engine) as server:
@@ -77,6 +77,12 @@ def served(
             yield started, parallel, f"profile {profile.name}, {parallel} slot(s)"
     else:
         yield config, 1, f"embedded {config.model} (one in-process model)"
+
+
+def configured_profile(config: Config) -> Profile:
+    """The profile the run starts, with the run's `--ctx-size` / `--cache-type` in place of its own."""
+    assert config.profile is not None, "called for a run that names a profile"
+    return with_overrides(get_profile(config.profile, user_profiles()), config.ctx_size, config.cache_type)
 
 
 def slotted(profile: Profile, parallel: int) -> Profile:
@@ -92,10 +98,12 @@ def slotted(profile: Profile, parallel: int) -> Profile:
 def check_backend(config: Config) -> None:
     """Fail before a run changes anything (a branch, a new folder) when the model or profile it names does not
     exist."""
+    if (config.ctx_size or config.cache_type) and not config.profile:
+        raise UserError("--ctx-size and --cache-type set the server a profile starts; add --profile NAME")
     if config.endpoint:
         return
     if config.profile:
-        get_profile(config.profile, user_profiles())
+        configured_profile(config)
     else:
         catalog_model(config.model)
 

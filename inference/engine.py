@@ -29,12 +29,64 @@ from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
+SDIST_VERSION_PIN = "0.3.36"  # llama-cpp-python: its sdist vendors upstream llama.cpp (with DFlash and MTP)
 # The pin and why (docs/beellama-versions.md): v0.2.0 is the first release with Gemma 4 DFlash, the one the seed's
 # commands and the drafter's model card were run on, and the one whose real `--help` ships here (dialects/), so a
-# plan can render its exact argv before anything is built. v0.3.x keeps the flags and fixes #27 (`--ref v0.3.2`);
-# v0.4.x speaks another dialect and needs a converted drafter.
+# plan can render its exact argv before anything is built. v0.3.x does not fix its 4090 failure (BeeLlama #47, #91);
+# v0.4.x does (#98) with upstream `draft-dflash`, another dialect and a converted drafter.
 BEELLAMA_TAG = "v0.2.0"
-DEFAULT_HELP = Path(__file__).parent / "dialects" / "beellama-v0.2.0-help.txt"
+DIALECTS = Path(__file__).parent / "dialects"
+DEFAULT_HELP = DIALECTS / "beellama-v0.2.0-help.txt"
+# BeeLlama tags known to work, and for what (docs/beellama-versions.md has each one's issue links)
+BEELLAMA_KNOWN_GOOD = {
+    "v0.2.0": "fork DFlash (`--spec-type dflash`); the seed's numbers; #27 on some 4090 setups",
+    "v0.4.4": "upstream `draft-dflash` (converted drafter), MTP; fixes the 4090 `/////` of #91 (#98); less context on 24 GB (#98)",
+}
+
+
+class KnownEngine(BaseModel):
+    """An engine whose flag table ships in `dialects/`, so a profile renders for it before anything is built."""
+
+    name: str
+    label: str  # what the flag table was read from
+    help_file: str  # in dialects/
+    build: str  # the command that builds it
+
+    def capabilities(self) -> "Capabilities":
+        return parse_help((DIALECTS / self.help_file).read_text())
+
+
+KNOWN_ENGINES: dict[str, KnownEngine] = {
+    e.name: e
+    for e in (
+        KnownEngine(
+            name="beellama-v0.2",
+            label="BeeLlama v0.2.0 (its real --help)",
+            help_file="beellama-v0.2.0-help.txt",
+            build="agent engine build --source beellama",
+        ),
+        KnownEngine(
+            name="beellama-v0.4",
+            label="BeeLlama v0.4.x (the flag table of its v0.4.3 source; v0.4.4 documents the same Bee flags)",
+            help_file="beellama-v0.4.3-help.txt",
+            build="agent engine build --source beellama --ref v0.4.4",
+        ),
+        KnownEngine(
+            name="upstream",
+            label=f"upstream llama.cpp (the real --help of the llama-cpp-python {SDIST_VERSION_PIN} sdist's build)",
+            help_file=f"upstream-sdist-{SDIST_VERSION_PIN}-help.txt",
+            build="agent engine build --source pypi-sdist",
+        ),
+    )
+}
+
+
+def known_engine(name: str) -> KnownEngine:
+    if name not in KNOWN_ENGINES:
+        raise KeyError(f"unknown engine {name!r}; known: {', '.join(KNOWN_ENGINES)}")
+    return KNOWN_ENGINES[name]
+
+
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
 MIN_CUDA_FOR_ARCH = {
     "100": (12, 8),
@@ -51,7 +103,7 @@ MIN_CUDA_FOR_ARCH = {
 LAST_CUDA_BEFORE_13 = (12, 9)  # CUDA 13 dropped the architectures before Turing (sm_75)
 RAM_PER_JOB = {"cuda": 4 * 1024**3, "cpu": 1 * 1024**3, "metal": 1 * 1024**3}  # nvcc with FA_ALL_QUANTS: ~3-4 GB/job
 UPSTREAM_URL = "https://github.com/ggml-org/llama.cpp"
-SDIST_VERSION = "0.3.36"
+SDIST_VERSION = SDIST_VERSION_PIN
 RPC_SERVER_NAMES = ("ggml-rpc-server", "rpc-server")
 SKIPPED_DIRS = {".git", "build", "models", "__pycache__", "node_modules"}
 
@@ -475,6 +527,84 @@ def _git_apply(tree: Path, patch: Path, *flags: str) -> subprocess.CompletedProc
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- engines built elsewhere
+
+
+def add_engine(spec: str, backend: str | None = None) -> Engine:
+    """Register a llama-server someone already built (a path) or a container image that runs one (BeeLlama
+    publishes `ghcr.io/anbeeld/beellama.cpp:server-cuda-*`): its `--help` read like a build's, recorded with
+    the builds, so profiles choose it the same way. The binary stays where it is; an image runs through a small
+    launcher script (`docker run`, host network, the model cache mounted read-only)."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        path = path / "llama-server"
+    if path.is_file():
+        if not os.access(path, os.X_OK):
+            raise EngineBuildError(f"{path} is not executable; point at the llama-server binary itself")
+        binary, source = path.resolve(), f"local:{path.resolve()}"
+        identity = hashlib.sha256(binary.read_bytes()).hexdigest()
+    elif re.fullmatch(r"[\w.-]+(:\d+)?(/[\w.-]+)+(:[\w.-]+|@sha256:[0-9a-f]{64})", spec):
+        binary, source, identity = _image_launcher(spec, backend), f"image:{spec}", spec
+    else:
+        raise EngineBuildError(
+            f"{spec} is neither a llama-server binary (a file, or a folder holding one) nor a container image "
+            "(REGISTRY/NAME:TAG, e.g. ghcr.io/anbeeld/beellama.cpp:server-cuda-v0.4.4)"
+        )
+    try:
+        version, capabilities = probe(binary)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineBuildError(f"{spec}: `--help` could not be run ({exc}); is it a llama-server?") from None
+    if "--spec-draft-model" not in capabilities.flags and "-md" not in capabilities.flags:
+        raise EngineBuildError(f"{spec}: its --help lists no --spec-draft-model/-md; not a llama-server")
+    key = "added-" + hashlib.sha256(identity.encode()).hexdigest()[:10]
+    engine = Engine(
+        key=key,
+        source=source,
+        commit=identity[:40],
+        options=BuildOptions.model_validate({"backend": backend or _backend_of(spec, binary)}),
+        binary=binary,
+        version=version,
+        capabilities=capabilities,
+        build_seconds=0,
+    )
+    folder = engines_dir() / key
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "engine.json").write_text(engine.model_dump_json(indent=2))
+    return engine
+
+
+def _backend_of(spec: str, binary: Path) -> str:
+    """cuda for a CUDA image; cuda or metal when llama-server lists such a device (`--list-devices`); else cpu."""
+    if binary.name == "llama-server" and spec.startswith(("ghcr.io/", "docker.io/")) and "cuda" in spec:
+        return "cuda"
+    try:
+        out = subprocess.run([str(binary), "--list-devices"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "cpu"
+    text = out.stdout + out.stderr
+    return "cuda" if re.search(r"\bCUDA\d", text) else "metal" if "Metal" in text or "MTL0" in text else "cpu"
+
+
+def _image_launcher(image: str, backend: str | None) -> Path:
+    """A script that runs llama-server from `image` with this machine's view: host network (so --host/--port
+    mean what they say), GPUs for a cuda image, the model cache mounted read-only at the same path."""
+    if not shutil.which("docker"):
+        raise EngineBuildError(f"registering {image} needs docker on PATH (https://docs.docker.com/engine/install/)")
+    from inference.paths import cache_dir as _cache
+
+    key = "added-" + hashlib.sha256(image.encode()).hexdigest()[:10]
+    script = engines_dir() / key / "bin" / "llama-server"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    gpus = "" if backend == "cpu" else "--gpus all "
+    models = _cache() / "models"
+    script.write_text(
+        "#!/bin/sh\n# llama-server from a container image, registered by `agent engine add`\n"
+        f'exec docker run --rm --init --network host {gpus}-v "{models}:{models}:ro" {image} "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
 
 
 def list_engines() -> list[Engine]:

@@ -162,6 +162,46 @@ def _progress(enabled: bool) -> Progress:
 # ---------------------------------------------------------------- Hugging Face
 
 
+# ---------------------------------------------------------------- pins recorded at the first pull
+
+
+def pins_file() -> Path:
+    """What the first pull of each Hugging Face file found (commit, size, sha256), for files the catalog cannot
+    pin itself: a later pull of the same branch that finds other bytes stops instead of taking them."""
+    return cache_dir() / "pins.json"
+
+
+def recorded_pin(source: HuggingFaceSource) -> dict | None:
+    try:
+        return json.loads(pins_file().read_text()).get(f"{source.repo}/{source.filename}")
+    except (OSError, ValueError):
+        return None
+
+
+def record_pin(source: HuggingFaceSource, commit: str, size: int, sha256: str) -> None:
+    try:
+        pins = json.loads(pins_file().read_text())
+    except (OSError, ValueError):
+        pins = {}
+    pins[f"{source.repo}/{source.filename}"] = {"revision": commit, "size": size, "sha256": sha256}
+    pins_file().parent.mkdir(parents=True, exist_ok=True)
+    pins_file().write_text(json.dumps(pins, indent=2, sort_keys=True))
+
+
+def check_pin(source: HuggingFaceSource, commit: str, size: int, sha256: str | None) -> None:
+    """A branch (not a commit) that now holds other bytes than the first pull recorded: stop and say so."""
+    pin = recorded_pin(source)
+    if pin is None or re.fullmatch(r"[0-9a-f]{40}", source.revision):
+        return
+    if pin["size"] != size or (sha256 is not None and pin["sha256"] != sha256):
+        raise FetchError(
+            f"{source.repo}/{source.filename} on {source.revision} (now commit {commit}: {size} bytes, sha256 "
+            f"{sha256}) differs from what the first pull recorded (commit {pin['revision']}: {pin['size']} "
+            f"bytes, sha256 {pin['sha256']}; {pins_file()}): the file was replaced upstream. Take the recorded "
+            f"one with `--revision {pin['revision']}`, or the new one on purpose with `--revision {commit}`"
+        )
+
+
 def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
     """Download at a fixed commit (a branch is resolved to one first), refusing a file whose size on the Hub is not
     the catalog's (re-uploads keep the name, not the bytes), then verify size and sha256."""
@@ -186,6 +226,7 @@ def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
     expected = source.sha256 or getattr(getattr(info, "lfs", None), "sha256", None)
     if expected is None:
         raise FetchError(f"the Hub reports no LFS sha256 for {source.filename}; cannot verify it")
+    check_pin(source, commit, info.size, expected)
     downloaded = Path(hf_hub_download(source.repo, source.filename, revision=commit, local_dir=dest.parent))
     if downloaded.resolve() != dest.resolve():
         downloaded.replace(dest)
@@ -197,6 +238,8 @@ def _fetch_huggingface(source: HuggingFaceSource, dest: Path) -> None:
             f"{dest.stat().st_size if dest.exists() else 'removed'} (expected {info.size}); file removed"
         )
     _write_sidecar(dest, actual, revision=commit)
+    if recorded_pin(source) is None or re.fullmatch(r"[0-9a-f]{40}", source.revision):
+        record_pin(source, commit, info.size, actual)
 
 
 # ---------------------------------------------------------------- PyPI chunk packages

@@ -72,6 +72,16 @@ def nvidia_gpus() -> list[Gpu]:
     return gpus
 
 
+def chosen_gpus(devices: list[int], count: int, gpus: list[Gpu] | None = None) -> list[int]:
+    """The GPUs (nvidia-smi indices) a server gets: the profile's `devices`, else the `count` with the most free
+    memory; never every GPU by default. Empty when there is no NVIDIA GPU."""
+    if devices:
+        return list(devices)
+    gpus = nvidia_gpus() if gpus is None else gpus
+    ranked = sorted(range(len(gpus)), key=lambda i: gpus[i].memory_free, reverse=True)
+    return sorted(ranked[:count])
+
+
 def _nvcc_version() -> str | None:
     """`CUDA 12.4 (/usr/local/cuda/bin/nvcc)`, found where `agent engine build` would find it."""
     if (nvcc := find_nvcc()) is None:

@@ -205,7 +205,9 @@ def build_plan(
     ]
     if draft:
         terms.append(PlanTerm(label="draft weights", bytes=draft.weights, detail=f"{draft.id} ({draft.source})"))
-        if dflash or draft.shape.is_dflash_drafter:
+        if profile.speculative == "mtp":
+            terms += mtp_terms(profile, draft, ubatch)
+        elif dflash or draft.shape.is_dflash_drafter:
             cross = profile.dflash_cross_ctx or DFLASH_CROSS_CTX_DEFAULT
             layers = draft.shape.dflash_target_layers or 6
             terms.append(
@@ -255,6 +257,84 @@ def build_plan(
     )
 
 
+def mtp_terms(profile, draft: ModelFacts, ubatch: int) -> list[PlanTerm]:
+    """MTP (`--spec-type draft-mtp`, llama.cpp #23398): Gemma 4's assistant drafter keeps no KV cache of its own;
+    its layers read the target's last sliding and last full layer (src/llama-model.cpp `share` for
+    LLM_ARCH_GEMMA4_ASSISTANT). Its context reserves a compute buffer like the target's, at ubatch tokens."""
+    return [
+        PlanTerm(
+            label="draft KV cache",
+            bytes=0,
+            detail=f"none: the {draft.shape.arch} drafter reads the target's KV cache (MTP)",
+        ),
+        PlanTerm(
+            label="draft compute",
+            bytes=compute_bytes(draft.shape, ubatch),
+            detail=f"ubatch {ubatch} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B",
+        ),
+    ]
+
+
+# KV cache types a GPU user reaches for, as (K, V); the largest context that fits is shown for each the engine has
+PLAN_CACHE_TYPES = [("f16", "f16"), ("q8_0", "q8_0"), ("q5_0", "q4_1"), ("q4_0", "q4_0")]
+CONTEXT_CAP = 262144  # where the search stops when the model's trained context is not known
+
+
+def largest_contexts(profile, *, gpu_memory: int | None = None, cache_types: list[str] | None = None) -> str:
+    """For each KV cache type the engine offers, the largest context (a multiple of 256 tokens, up to
+    CONTEXT_CAP) whose plan still fits this device (or `gpu_memory`); one line each."""
+    target = model_facts(profile.target)
+    draft = model_facts(profile.draft) if profile.draft else None
+    available, where = device_memory(profile.device, gpu_memory, profile.devices)
+    if available is None:
+        return f"largest context: unknown ({where}); pass --gpu-memory SIZE"
+    lines = [f"largest context that fits {gb(available)} ({where}), by KV cache type:"]
+    for k, v in PLAN_CACHE_TYPES:
+        if cache_types and not (k in cache_types and v in cache_types):
+            continue
+        typed = profile.model_copy(update={"cache_type_k": k, "cache_type_v": v})
+
+        def fits(cells: int, typed=typed) -> bool:
+            sized = typed.model_copy(update={"ctx_size": cells * KV_PAD})
+            return build_plan(sized, target, draft, available=available, available_from=where).fits
+
+        limit = target.shape.context_length or CONTEXT_CAP
+        low, high = 0, limit // KV_PAD  # fits(low) holds (0: none), fits(high + 1) does not
+        if fits(high):
+            low = high
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        tokens = low * KV_PAD
+        at_limit = " (the model's trained context)" if tokens == target.shape.context_length else ""
+        shown = f"{tokens:,} tokens{at_limit}" if tokens else "none"
+        lines.append(f"  {k + '/' + v:<10} {shown}")
+    return "\n".join(lines)
+
+
+def largest_python_contexts(profile, gpu_memory: int | None = None) -> str:
+    """vLLM / SGLang: for a BF16 and an FP8 KV cache, the largest context (a multiple of 256 tokens) one request
+    of which still fits each GPU's share."""
+    limit = _checkpoint(profile, profile.target).shape.context_length or CONTEXT_CAP
+    lines = []
+    for dtype, label in ((None, "bf16"), ("fp8", "fp8")):
+        typed = profile.model_copy(update={"kv_cache_dtype": dtype})
+
+        def fits(cells: int, typed=typed) -> bool:
+            return plan_python_engine(typed.model_copy(update={"ctx_size": cells * KV_PAD}), gpu_memory).fits
+
+        low, high = 0, limit // KV_PAD
+        if fits(high):
+            low = high
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        tokens = low * KV_PAD
+        at_limit = " (the model's trained context)" if tokens == limit else ""
+        lines.append(f"  {label:<10} {tokens:,} tokens{at_limit}" if tokens else f"  {label:<10} none")
+    return "largest context one request may have, by KV cache type:\n" + "\n".join(lines)
+
+
 # ---------------------------------------------------------------- facts and devices
 
 
@@ -283,8 +363,11 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
     return ModelFacts(id=model_id, shape=spec.shape, weights=size, source="catalog facts; not downloaded")
 
 
-def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | None, str]:
-    """Memory the profile's device offers: `--gpu-memory` when given, else the freest GPU, else available RAM."""
+def device_memory(
+    device: str, gpu_memory: int | None = None, devices: list[int] | None = None
+) -> tuple[int | None, str]:
+    """Memory the profile's device offers: `--gpu-memory` when given, else the free memory of the profile's
+    `devices` together (llama-server spreads the layers over them), else of the freest GPU, else available RAM."""
     from inference.hardware import Hardware
 
     if device == "gpu" and gpu_memory is not None:
@@ -294,8 +377,14 @@ def device_memory(device: str, gpu_memory: int | None = None) -> tuple[int | Non
         return hardware.ram_available, "available RAM"
     if not hardware.gpus:
         return None, "no NVIDIA GPU found (nvidia-smi)"
-    gpu = max(hardware.gpus, key=lambda g: g.memory_free)
-    return gpu.memory_free, f"free memory of {gpu.name}"
+    if devices:
+        missing = [i for i in devices if i >= len(hardware.gpus)]
+        if missing:
+            return None, f"GPU(s) {missing} named in devices are not here ({len(hardware.gpus)} found)"
+        chosen = [hardware.gpus[i] for i in devices]
+        return sum(g.memory_free for g in chosen), "free memory of GPU(s) " + ", ".join(map(str, devices))
+    index = max(range(len(hardware.gpus)), key=lambda i: hardware.gpus[i].memory_free)
+    return hardware.gpus[index].memory_free, f"free memory of GPU {index}, the freest ({hardware.gpus[index].name})"
 
 
 def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: int | None = None) -> MemoryPlan:
@@ -305,28 +394,29 @@ def plan_profile(profile, *, paths: dict[str, Path] | None = None, gpu_memory: i
     paths = paths or {}
     target = model_facts(profile.target, paths.get(profile.target))
     draft = model_facts(profile.draft, paths.get(profile.draft)) if profile.draft else None
-    available, where = device_memory(profile.device, gpu_memory)
+    available, where = device_memory(profile.device, gpu_memory, profile.devices)
     return build_plan(profile, target, draft, available=available, available_from=where)
 
 
 # ---------------------------------------------------------------- vLLM and SGLang
 
 
-def kv_bytes_per_gpu(shape: ModelShape, ctx: int, tp: int) -> tuple[int, str]:
+def kv_bytes_per_gpu(shape: ModelShape, ctx: int, tp: int, kv_dtype: str | None = None) -> tuple[int, str]:
     """KV cache of one full-context request on one GPU: sliding-window layers hold the window, the others the
     whole context; each GPU holds its share of the KV heads (at least one)."""
+    per_value = 1 if (kv_dtype or "").startswith("fp8") else KV_BYTES
     total = 0
     groups: dict[tuple[bool, int, int, int], int] = {}
     for heads, k_len, v_len, swa in zip(shape.kv_heads, shape.key_length, shape.value_length, shape.swa_layers):
         cells = min(ctx, shape.sliding_window) if swa else ctx
         share = math.ceil(heads / tp)
-        total += cells * share * (k_len + v_len) * KV_BYTES
+        total += cells * share * (k_len + v_len) * per_value
         groups[(swa, share, k_len, cells)] = groups.get((swa, share, k_len, cells), 0) + 1
     parts = [
         f"{n} {'sliding-window' if swa else 'full'} layers x {share} KV heads x {k_len} x {cells} tokens"
         for (swa, share, k_len, cells), n in sorted(groups.items(), key=lambda g: g[0][0], reverse=True)
     ]
-    return total, "BF16: " + "; ".join(parts)
+    return total, ("FP8: " if per_value == 1 else "BF16: ") + "; ".join(parts)
 
 
 def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
@@ -335,14 +425,18 @@ def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
     GPU (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static) as what is available."""
     tp = profile.tensor_parallel
     target = _checkpoint(profile, profile.target)
+    # `--quantization fp8` stores the BF16 checkpoint's weights in one byte each on load
+    weights, how = (
+        (target.weights // 2, "FP8 on load, half of ") if profile.quantization == "fp8" else (target.weights, "")
+    )
     terms = [
         PlanTerm(
             label="target weights",
-            bytes=target.weights // tp,
-            detail=f"{target.repo}: {gb(target.weights)} / {tp} GPU(s)",
+            bytes=weights // tp,
+            detail=f"{target.repo}: {how}{gb(target.weights)} / {tp} GPU(s)",
         ),
     ]
-    kv, kv_detail = kv_bytes_per_gpu(target.shape, profile.ctx_size, tp)
+    kv, kv_detail = kv_bytes_per_gpu(target.shape, profile.ctx_size, tp, profile.kv_cache_dtype)
     terms.append(
         PlanTerm(label="target KV cache", bytes=kv, detail=f"one {profile.ctx_size}-token request; {kv_detail}")
     )
@@ -355,7 +449,7 @@ def plan_python_engine(profile, gpu_memory: int | None = None) -> MemoryPlan:
                 detail=f"{draft.repo}: {gb(draft.weights)} / {tp} GPU(s)",
             )
         )
-        dkv, dkv_detail = kv_bytes_per_gpu(draft.shape, profile.ctx_size, tp)
+        dkv, dkv_detail = kv_bytes_per_gpu(draft.shape, profile.ctx_size, tp, profile.kv_cache_dtype)
         terms.append(PlanTerm(label="draft KV cache", bytes=dkv, detail=f"one slot per target token; {dkv_detail}"))
     if profile.engine == "vllm":  # inside vLLM's share; SGLang keeps them outside mem_fraction_static
         terms.append(
@@ -383,7 +477,7 @@ def _checkpoint(profile, repo: str) -> Checkpoint:
 
 def _share(profile, gpu_memory: int | None) -> tuple[int | None, str, str]:
     """(bytes the engine may use on each GPU, where that comes from, what to do when it does not fit)."""
-    from inference.hardware import nvidia_gpus
+    from inference.hardware import chosen_gpus, nvidia_gpus
 
     tp = profile.tensor_parallel
     advice = (
@@ -394,7 +488,8 @@ def _share(profile, gpu_memory: int | None) -> tuple[int | None, str, str]:
     if gpu_memory is not None:
         size, source = gpu_memory, f"--gpu-memory, {tp} such GPU(s)"
     else:
-        gpus = nvidia_gpus()
+        here = nvidia_gpus()
+        gpus = [here[i] for i in chosen_gpus(profile.devices, tp, here) if i < len(here)]
         if len(gpus) < tp:
             found = f"{len(gpus)} NVIDIA GPU(s) found" if gpus else "no NVIDIA GPU found (nvidia-smi)"
             return None, f"tensor_parallel {tp} needs {tp} GPUs, {found}", advice

@@ -83,6 +83,7 @@ QWEN_1_5B = ModelSpec(
         kv_heads=[2] * 28,
         key_length=[128] * 28,
         value_length=[128] * 28,
+        context_length=32768,  # qwen2.context_length of the GGUF
     ),
 )
 
@@ -133,6 +134,7 @@ GEMMA4_31B = ModelSpec(
         value_length=[256, 256, 256, 256, 256, 512] * 10,
         sliding_window=1024,
         swa_layers=[True, True, True, True, True, False] * 10,
+        context_length=262144,  # n_ctx_train in llama.cpp's log (noonghunna/club-3090#371)
     ),
 )
 
@@ -157,7 +159,40 @@ GEMMA4_31B_DFLASH = ModelSpec(
     ),
 )
 
-CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH)}
+# Gemma 4 31B's multi-token-prediction drafter for stock llama.cpp `--spec-type draft-mtp` (ggml-org/llama.cpp#23398,
+# architecture `gemma4-assistant`). The one GGUF of it whose page gives a sha256: Google's 31B assistant (its QAT
+# checkpoint, google/gemma-4-31B-it-qat-q4_0-unquantized-assistant @ 5db7ebef) converted to Q8_0 with
+# llama.cpp's convert_hf_to_gguf.py (model card of Pulsate1680/gemma-4-mtp-q8_0-gguf). About 0.48 GiB (the Q8 MTP
+# drafter of pearsonkyle/gemma4-31b-imatrix-mtp-GGUF's card). Its layers read the target's KV cache instead of
+# keeping one (src/llama-model.cpp, `share` for LLM_ARCH_GEMMA4_ASSISTANT; src/llama-kv-cache.cpp "sharing with
+# layer"), so it adds weights and compute, no KV cache. 4 layers (the "4-block NextN drafter" of elizaOS/eliza#9256);
+# the embedding width is the 12B assistant's 1024 (lablup/mlxcel#154), used only for the small compute term.
+GEMMA4_31B_MTP = ModelSpec(
+    id="gemma4-31b-mtp",
+    filename="mtp-gemma-4-31B-it.gguf",
+    description="MTP assistant drafter for Gemma 4 31B (architecture gemma4-assistant, Q8_0, about 0.5 GB; "
+    "stock llama.cpp `--spec-type draft-mtp`).",
+    role="draft",
+    approx_size=515_000_000,
+    sources=[
+        HuggingFaceSource(
+            repo="Pulsate1680/gemma-4-mtp-q8_0-gguf",
+            filename="mtp-gemma-4-31B-it.gguf",
+            sha256="c1a08236603ff83678494d491a80b941b5ed5dfed035ce778d662dfc435d832d",
+        )
+    ],
+    shape=ModelShape(
+        arch="gemma4-assistant",
+        layers=4,
+        embedding=1024,
+        vocab=262144,
+        kv_heads=[0] * 4,
+        key_length=[0] * 4,
+        value_length=[0] * 4,
+    ),
+)
+
+CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH, GEMMA4_31B_MTP)}
 DEFAULT_MODEL = QWEN_1_5B.id
 
 

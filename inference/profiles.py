@@ -19,7 +19,7 @@ from inference.engine import Capabilities
 from inference.errors import DflashError
 
 EngineName = Literal["llama-server", "vllm", "sglang"]
-Speculative = Literal["none", "draft", "dflash", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
+Speculative = Literal["none", "draft", "dflash", "mtp", "ngram-mod", "ngram-simple", "ngram-map-k", "ngram-cache"]
 
 
 class ProfileError(DflashError, ValueError):
@@ -32,6 +32,9 @@ class Profile(BaseModel):
     name: str
     description: str = ""
     engine: EngineName = "llama-server"
+    # llama-server: the engines (inference.engine.KNOWN_ENGINES) it is written for; it renders for each of them,
+    # and a plan with no engine built renders for the first
+    engines: list[str] = Field(default_factory=list)
     target: str  # llama-server: catalog model id; vllm/sglang: Hugging Face checkpoint (or local folder)
     draft: str | None = None  # the same kind of name as `target`
     speculative: Speculative = "none"
@@ -70,8 +73,23 @@ class Profile(BaseModel):
     top_p: float | None = None
     min_p: float | None = None
     # vLLM / SGLang (ctx_size is their max model length, draft_max the tokens drafted per step)
+    # GPUs (nvidia-smi indices) the server may use, through CUDA_VISIBLE_DEVICES; empty: one GPU, the freest
+    # (vLLM/SGLang: tensor_parallel of them). llama-server spreads layers over several with split_mode (`-sm`:
+    # none, layer, row or tensor) and keeps small tensors on main_gpu (`-mg`, counted among `devices`)
+    devices: list[int] = Field(default_factory=list)
+    split_mode: Literal["none", "layer", "row", "tensor"] | None = None
+    main_gpu: int | None = None
     tensor_parallel: int = Field(default=1, ge=1)  # GPUs one model is split over
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # the engine's share of each GPU
+    # what an agent needs from them: tool calls parsed (without a parser vLLM answers 400 to a request with
+    # `tools`), reasoning split from the answer; attention backends as z-lab's Gemma 4 recipe sets them
+    tool_call_parser: str | None = None
+    reasoning_parser: str | None = None
+    attention_backend: str | None = None
+    draft_attention_backend: str | None = None
+    quantization: str | None = None  # e.g. fp8: the target quantized when loaded (H100 has FP8 units)
+    kv_cache_dtype: str | None = None  # e.g. fp8
+    trust_remote_code: bool = False
     extra_args: list[str] = Field(default_factory=list)
 
     def models(self) -> list[str]:
@@ -81,8 +99,10 @@ class Profile(BaseModel):
     def _fits_its_engine(self) -> "Profile":
         """A setting the profile's engine does not take is an error, not silently dropped."""
         if self.engine == "llama-server":
-            if self.tensor_parallel != 1 or self.gpu_memory_utilization is not None:
-                raise ValueError("tensor_parallel and gpu_memory_utilization need engine vllm or sglang")
+            fields = type(self).model_fields
+            python_only = [f for f in PYTHON_ENGINE_ONLY if getattr(self, f) != fields[f].get_default()]
+            if python_only:
+                raise ValueError(f"{', '.join(python_only)}: settings of engine vllm or sglang, not llama-server")
             return self
         fields = type(self).model_fields
         ignored = [f for f in LLAMA_SERVER_ONLY if getattr(self, f) != fields[f].get_default(call_default_factory=True)]
@@ -98,8 +118,24 @@ class Profile(BaseModel):
         return self
 
 
+# what only vLLM and SGLang take
+PYTHON_ENGINE_ONLY = [
+    "tensor_parallel",
+    "gpu_memory_utilization",
+    "tool_call_parser",
+    "reasoning_parser",
+    "attention_backend",
+    "draft_attention_backend",
+    "quantization",
+    "kv_cache_dtype",
+    "trust_remote_code",
+]
+
 # what only llama-server takes; vLLM and SGLang batch any number of requests, and sampling comes with each request
 LLAMA_SERVER_ONLY = [
+    "engines",
+    "split_mode",
+    "main_gpu",
     "parallel",
     "kv_unified",
     "gpu_layers",
@@ -155,6 +191,7 @@ def render(
     args += ["--host", host, "--port", str(port), "-np", str(profile.parallel)]
     args += ["--kv-unified"] if profile.kv_unified else []
     args += _opt("-ngl", profile.gpu_layers) + _opt("--spec-draft-ngl", profile.draft_gpu_layers)
+    args += _opt("--split-mode", profile.split_mode) + _opt("--main-gpu", profile.main_gpu)
     args += _opt("-b", profile.batch) + _opt("-ub", profile.ubatch) + ["--ctx-size", str(profile.ctx_size)]
     args += _opt("--cache-type-k", profile.cache_type_k) + _opt("--cache-type-v", profile.cache_type_v)
     args += _opt("--flash-attn", profile.flash_attn) + _opt("--cache-ram", profile.cache_ram) + ["--jinja"]
@@ -201,6 +238,14 @@ def _speculative_args(profile: Profile, caps: Capabilities) -> list[str]:
         raise ProfileError(
             f"profile {profile.name!r} needs DFlash, which this engine does not speak; "
             "build BeeLlama.cpp (`agent engine build --source beellama`)"
+        )
+    if kind == "mtp":
+        if "draft-mtp" in caps.spec_types:
+            return ["--spec-type", "draft-mtp"]
+        raise ProfileError(
+            f"profile {profile.name!r} needs multi-token prediction (`--spec-type draft-mtp`, llama.cpp #23398), "
+            "which this engine lacks; use upstream llama.cpp (`agent engine build --source pypi-sdist`) or "
+            "BeeLlama >= v0.4 (`agent engine build --source beellama --ref v0.4.4`)"
         )
     if kind == "draft":
         if "draft-simple" in caps.spec_types:
@@ -274,6 +319,11 @@ GUIDE_DFLASH = dict(  # the seed guide's DFlash command, beyond the GPU settings
     mlock=True,
     no_host=True,
 )
+# z-lab's Gemma 4 recipe (the model card of z-lab/gemma-4-31B-it-DFlash): vLLM `--attention-backend triton_attn`
+# with the drafter on `flash_attn`, `--max-num-batched-tokens 32768`; SGLang `--attention-backend triton` with the
+# drafter on `fa4`; both `--trust-remote-code`. Gemma 4's tool-call and reasoning parsers are `gemma4` (SGLang's
+# python/sglang/srt/function_call/gemma4_detector.py, vLLM's
+# vllm/tool_parsers/gemma4_tool_parser.py); without a tool parser vLLM refuses every request that has `tools`.
 PYTHON_ENGINE_DFLASH = dict(
     device="gpu",
     target="google/gemma-4-31B-it",
@@ -282,7 +332,12 @@ PYTHON_ENGINE_DFLASH = dict(
     draft_max=15,
     ctx_size=32768,
     tensor_parallel=1,
+    tool_call_parser="gemma4",
+    reasoning_parser="gemma4",
+    trust_remote_code=True,
 )
+VLLM_RECIPE = dict(attention_backend="triton_attn", draft_attention_backend="flash_attn")
+SGLANG_RECIPE = dict(attention_backend="triton", draft_attention_backend="fa4")
 CPU_QWEN = dict(device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parallel=1, batch=512, ubatch=512)
 
 BUILTIN_PROFILES: dict[str, Profile] = {
@@ -291,6 +346,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         Profile(
             name="gemma4-31b",
             description="The guide's baseline: Gemma 4 31B Q4_K_S on one GPU.",
+            engines=["beellama-v0.2", "beellama-v0.4", "upstream"],
             target="gemma4-31b",
             cache_type_k="q5_0",
             cache_type_v="q4_1",
@@ -300,21 +356,55 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         Profile(
             name="gemma4-31b-dflash",
             description="The guide's DFlash command: Gemma 4 31B + its DFlash draft.",
+            engines=["beellama-v0.2"],
             **GUIDE_DFLASH,
             **GUIDE_GPU,
             **GUIDE_SAMPLING,
         ),
         # BeeLlama v0.2.0 with exactly this pair on an RTX 4090 can fail after the first request with "dflash:
-        # invalid reduced-logits token -1" (Anbeeld/beellama.cpp#27, fixed in v0.3.0); the reporter's workaround:
+        # invalid reduced-logits token -1" (Anbeeld/beellama.cpp#27; v0.3.x shows it too, #47, #91; v0.4 fixed it, #98);
+        # the reporter's workaround:
         Profile(
             name="gemma4-31b-dflash-safe",
             description="The DFlash command with the BeeLlama #27 workaround "
             "(adaptive draft-max off, draft max 16, draft context 1024).",
+            engines=["beellama-v0.2"],
             **GUIDE_DFLASH,
             spec_dm_adaptive=False,
             draft_max=16,
             draft_ctx=1024,
             **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
+        # Multi-token prediction with Google's assistant drafter on stock llama.cpp (`--spec-type draft-mtp`,
+        # llama.cpp #23398): speculation with no fork. Draft max 4 as the MTP drafters' model cards run it (e.g.
+        # unsloth/gemma-4-12B-it-qat-GGUF MTP/README.md); the drafter reads the target's KV cache, so the plan adds
+        # its weights and compute only.
+        Profile(
+            name="gemma4-31b-mtp",
+            description="Gemma 4 31B + its MTP assistant drafter on stock llama.cpp (`--spec-type draft-mtp`).",
+            engines=["upstream", "beellama-v0.4"],
+            target="gemma4-31b",
+            draft="gemma4-31b-mtp",
+            speculative="mtp",
+            draft_max=4,
+            draft_gpu_layers="all",
+            cache_type_k="q5_0",
+            cache_type_v="q4_1",
+            **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
+        # An 80 GB card (H100 class): the same MTP pair at 128k context with an f16 KV cache (about 13 GB of it).
+        Profile(
+            name="gemma4-31b-h100",
+            description="Gemma 4 31B + MTP drafter at 128k context, f16 KV cache (H100-class, 80 GB).",
+            engines=["upstream", "beellama-v0.4"],
+            target="gemma4-31b",
+            draft="gemma4-31b-mtp",
+            speculative="mtp",
+            draft_max=4,
+            draft_gpu_layers="all",
+            **(GUIDE_GPU | {"ctx_size": 131072}),
             **GUIDE_SAMPLING,
         ),
         # The same pair at full precision on vLLM and SGLang (docs/scale-out.md): BF16 target (~62 GB) and z-lab's
@@ -325,12 +415,28 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             description="Gemma 4 31B BF16 + z-lab DFlash drafter on vLLM (H100/H200 class GPUs).",
             engine="vllm",
             **PYTHON_ENGINE_DFLASH,
+            **VLLM_RECIPE,
+            extra_args=["--max-num-batched-tokens", "32768"],
         ),
         Profile(
             name="gemma4-31b-dflash-sglang",
             description="Gemma 4 31B BF16 + z-lab DFlash drafter on SGLang (H100/H200 class GPUs).",
             engine="sglang",
             **PYTHON_ENGINE_DFLASH,
+            **SGLANG_RECIPE,
+        ),
+        # One H100: the target quantized to FP8 when loaded, an FP8 KV cache, and Red Hat's ungated DFlash drafter
+        # (no Hugging Face login); 8 drafted tokens, as the NVIDIA developer forum's recipe for this pair runs it
+        # ("DFlash Gemma4-31B-it on Spark is here": --quantization fp8, num_speculative_tokens 8).
+        Profile(
+            name="gemma4-31b-dflash-vllm-fp8",
+            description="Gemma 4 31B FP8 + Red Hat's ungated DFlash drafter on vLLM, FP8 KV cache (one H100).",
+            engine="vllm",
+            **(PYTHON_ENGINE_DFLASH | {"draft": "RedHatAI/gemma-4-31B-it-speculator.dflash", "draft_max": 8}),
+            **VLLM_RECIPE,
+            quantization="fp8",
+            kv_cache_dtype="fp8",
+            extra_args=["--max-num-batched-tokens", "32768"],
         ),
         Profile(name="qwen-cpu", description="CPU baseline: Qwen2.5-Coder-1.5B, no speculation.", **CPU_QWEN),
         # Draft-model speculation: lossless and ~90% accepted, but slower than the baseline on a 2-core CPU
@@ -407,6 +513,23 @@ def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
                 f"profile {name!r} in {user_file}: {where}{what.removeprefix('value error, ')}"
             ) from None
     return profiles
+
+
+def with_overrides(profile: Profile, ctx_size: int | None = None, cache_type: str | None = None) -> Profile:
+    """The profile with another context size and KV cache type (K and V on llama-server; vLLM/SGLang's
+    `--kv-cache-dtype`), checked like a profile written that way."""
+    update: dict[str, object] = {} if ctx_size is None else {"ctx_size": ctx_size}
+    if cache_type is not None:
+        if profile.engine == "llama-server":
+            update |= {"cache_type_k": cache_type, "cache_type_v": cache_type}
+        else:
+            update["kv_cache_dtype"] = cache_type
+    if not update:
+        return profile
+    try:
+        return Profile.model_validate(profile.model_dump() | update)
+    except ValidationError as exc:
+        raise ProfileError(f"profile {profile.name!r}: {exc.errors()[0]['msg']}") from None
 
 
 def get_profile(name: str, profiles: dict[str, Profile] | None = None) -> Profile:

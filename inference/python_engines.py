@@ -31,7 +31,10 @@ FLAG_FILES = {
 }
 NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 DEFAULT_PORT = {"vllm": 8000, "sglang": 30000}  # each engine's default port (containers, printed commands)
-IMAGES = {"vllm": "vllm/vllm-openai:v0.33.0", "sglang": "lmsysorg/sglang:latest"}
+# pinned, never `latest`: the tag of the version the flags were checked against. SGLang tags each release
+# `vX.Y.Z` (e.g. lmsysorg/sglang:v0.5.13, imdingtalk/image-mirror#1804); its images are CUDA 13 builds since the last
+# CUDA 12 tag, v0.5.19-cu129 (sgl-project/sglang docs/get-started/install.mdx)
+IMAGES = {"vllm": "vllm/vllm-openai:v0.33.0", "sglang": "lmsysorg/sglang:v0.5.23"}
 
 
 @cache
@@ -65,9 +68,31 @@ def _vllm(profile: Profile, host: str, port: int) -> list[str]:
     if profile.gpu_memory_utilization is not None:
         argv += ["--gpu-memory-utilization", str(profile.gpu_memory_utilization)]
     if profile.speculative == "dflash":
-        config = {"method": "dflash", "model": profile.draft, "num_speculative_tokens": profile.draft_max}
+        config: dict[str, object] = {
+            "method": "dflash",
+            "model": profile.draft,
+            "num_speculative_tokens": profile.draft_max,
+        }
+        if profile.draft_attention_backend:
+            config["attention_backend"] = profile.draft_attention_backend
         argv += ["--speculative-config", json.dumps(config)]
+    if profile.tool_call_parser:  # vLLM parses tool calls only with both
+        argv += ["--tool-call-parser", profile.tool_call_parser, "--enable-auto-tool-choice"]
+    argv += _common(profile)
     return argv + profile.extra_args
+
+
+def _common(profile: Profile) -> list[str]:
+    """Flags both engines spell the same way."""
+    argv = []
+    for flag, value in (
+        ("--reasoning-parser", profile.reasoning_parser),
+        ("--attention-backend", profile.attention_backend),
+        ("--quantization", profile.quantization),
+        ("--kv-cache-dtype", profile.kv_cache_dtype),
+    ):
+        argv += [flag, value] if value else []
+    return argv + (["--trust-remote-code"] if profile.trust_remote_code else [])
 
 
 def _sglang(profile: Profile, host: str, port: int) -> list[str]:
@@ -77,11 +102,18 @@ def _sglang(profile: Profile, host: str, port: int) -> list[str]:
         assert profile.draft_max is not None, "the profile validator requires draft_max with dflash"
         argv += ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", str(profile.draft)]
         argv += ["--speculative-num-draft-tokens", str(profile.draft_max + 1)]
+        if profile.draft_attention_backend:
+            argv += ["--speculative-draft-attention-backend", profile.draft_attention_backend]
     argv += ["--tp-size", str(profile.tensor_parallel), "--host", host, "--port", str(port)]
     argv += ["--context-length", str(profile.ctx_size)]
     if profile.gpu_memory_utilization is not None:
         argv += ["--mem-fraction-static", str(profile.gpu_memory_utilization)]
-    return argv + ["--enable-metrics"] + profile.extra_args  # /metrics is off by default on SGLang
+    if profile.tool_call_parser:
+        argv += ["--tool-call-parser", profile.tool_call_parser]
+    argv += _common(profile)
+    return (
+        argv + ["--enable-metrics"] + profile.extra_args
+    )  # /metrics is off by default on SGLang  # /metrics is off by default on SGLang
 
 
 # ---------------------------------------------------------------- installed or not
@@ -188,7 +220,9 @@ class EngineServer(ManagedProcess):
         return argv
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        from inference.server import with_gpus
+
+        env = with_gpus(self.profile, dict(os.environ))
         if self.api_key and self.profile.engine == "vllm":
             env["VLLM_API_KEY"] = self.api_key
         return env

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from inference.engine import AMX_PATCH, Capabilities, Engine
 from inference.errors import DflashError
 from inference.fetch import fetch_model
-from inference.hardware import cpu_has_amx
+from inference.hardware import chosen_gpus, cpu_has_amx
 from inference.memplan import MemoryPlan, model_facts, plan_profile
 from inference.models import get_model
 from inference.net import free_port
@@ -138,7 +138,7 @@ class ManagedProcess:
         return self.argv()
 
     def env(self) -> dict[str, str]:
-        return dict(os.environ)
+        return with_gpus(self.profile, dict(os.environ))
 
     def worker_pids(self) -> list[int]:
         """Helper processes stopped with the server (a background server's state records them)."""
@@ -248,8 +248,9 @@ class ManagedServer(ManagedProcess):
         caps = self.engine.capabilities
         # refuse a profile the engine cannot run before downloading gigabytes for it
         render(self.profile, caps, {m: Path(m) for m in self.profile.models()}, self.host, self.port)
+        check_drafter(self.profile, caps, self.model_paths)  # from the catalog's facts: before any download
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
-        check_drafter(self.profile, caps, paths)
+        check_drafter(self.profile, caps, paths)  # and from the files' own headers
         if self.check_memory:
             check_fits(self.profile, paths)
         argv = [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
@@ -260,7 +261,7 @@ class ManagedServer(ManagedProcess):
         return self.argv(self._start_workers())
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = with_gpus(self.profile, dict(os.environ))
         if self.api_key:  # through the environment, not argv, so `ps` does not show it
             env["LLAMA_API_KEY"] = self.api_key
         return env
@@ -290,6 +291,15 @@ class ManagedServer(ManagedProcess):
         super().stop(grace)
         if self.workers:
             self.workers.stop()
+
+
+def with_gpus(profile: Profile, env: dict[str, str]) -> dict[str, str]:
+    """A GPU profile's server sees the profile's `devices`, else the freest GPU(s) (tensor_parallel of them),
+    through CUDA_VISIBLE_DEVICES: not a silent spread over every GPU. A CUDA_VISIBLE_DEVICES the user set wins."""
+    if profile.device != "gpu" or "CUDA_VISIBLE_DEVICES" in env:
+        return env
+    chosen = chosen_gpus(profile.devices, profile.tensor_parallel)
+    return env | ({"CUDA_VISIBLE_DEVICES": ",".join(map(str, chosen))} if chosen else {})
 
 
 def without_broken_amx(engine: Engine) -> list[str]:
@@ -370,7 +380,7 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     """(capabilities, binary, description) of the engine a profile would run on: the chosen build, or when none
     is built (and no key named), what `agent engine build` builds by default, read from its real `--help`; for a
     profile with RPC workers, that build with the RPC backend (llama.cpp lists `--rpc` only when it is built in)."""
-    from inference.engine import BEELLAMA_TAG, default_capabilities
+    from inference.engine import BEELLAMA_TAG, default_capabilities, known_engine
 
     try:
         engine = choose_engine(profile, key)
@@ -378,6 +388,13 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     except ProfileError:
         if key:
             raise
+    if profile.engines:  # the first engine the profile is written for, from its shipped flag table
+        known = known_engine(profile.engines[0])
+        return (
+            known.capabilities(),
+            "llama-server",
+            f"no engine built for it yet; rendered for {known.label}, which `{known.build}` builds",
+        )
     caps, build = default_capabilities(), "`agent engine build`"
     if uses_rpc(profile):
         caps, build = caps.model_copy(update={"flags": [*caps.flags, "--rpc"]}), "`agent engine build --rpc`"
@@ -389,11 +406,21 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
 
 
 def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] | None = None) -> None:
-    """BeeLlama >= v0.4 and upstream load only upstream-format (`dflash`) drafters; Bee's older `dflash-draft`
-    files must be converted first: refuse with the command rather than fail inside llama-server."""
-    if profile.speculative != "dflash" or caps.dflash_dialect != "upstream" or not profile.draft:
+    """The drafter's format must be the one the engine and the profile's method load: BeeLlama >= v0.4 and
+    upstream take only upstream-format (`dflash`) DFlash drafters (Bee's older `dflash-draft` files must be
+    converted first); MTP takes a Gemma 4 assistant, not a DFlash drafter. Refuses with what to do rather than
+    fail inside llama-server; `paths` empty reads the catalog's facts, so this runs before any download."""
+    if not profile.draft or profile.speculative not in ("dflash", "mtp"):
         return
     facts = model_facts(profile.draft, (paths or {}).get(profile.draft))
+    if profile.speculative == "mtp" and (facts.shape.is_dflash_drafter or "dflash" in facts.shape.arch):
+        raise ProfileError(
+            f"profile {profile.name!r}: the drafter {profile.draft!r} is a DFlash drafter ({facts.shape.arch}); "
+            "`--spec-type draft-mtp` needs Gemma 4's assistant drafter (architecture gemma4-assistant, e.g. "
+            "`gemma4-31b-mtp`)"
+        )
+    if profile.speculative != "dflash" or caps.dflash_dialect != "upstream":
+        return
     if facts.shape.arch == "dflash-draft":
         raise ProfileError(
             f"profile {profile.name!r}: the drafter {profile.draft!r} is a BeeLlama `dflash-draft` GGUF, which this "

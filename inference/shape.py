@@ -30,6 +30,7 @@ class ModelShape(BaseModel):
     swa_layers: list[bool] = []  # per layer: True where attention is limited to the sliding window
     dflash_block_size: int = 0  # DFlash drafters: tokens drafted per block; they keep no KV cache of their own
     dflash_target_layers: int = 0  # ... and read this many of the target's hidden layers
+    context_length: int = 0  # the trained context (`<arch>.context_length`); 0: not known
 
     @model_validator(mode="after")
     def _per_layer_lists(self) -> "ModelShape":
@@ -163,6 +164,7 @@ def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
         swa_layers=swa,
         dflash_block_size=int(get("block_size", 0)),
         dflash_target_layers=len(target_layers) if isinstance(target_layers, list) else int(target_layers),
+        context_length=int(meta.get(f"{arch}.context_length", 0) or 0),
     )
 
 

@@ -10,15 +10,23 @@ itself (Python's `ast`; nothing is imported or run):
   `A[type, Arg(...)]` field of `sglang/srt/arg_groups/fields/*.py` (`add_cli_args_from_dataclass`): the
   field as `--field-name` or its `cli_name`, its `aliases`, none with `no_cli=True`.
 
+- llama-server (a llama.cpp or BeeLlama source tree, for a version nobody here has built): every
+  `add_opt(common_arg({"-x", "--xx"}, ...))` of `common/arg.cpp` that llama-server takes (its `set_examples`
+  names the server or the common set, or names a list held in a variable; `set_excludes` does not name the
+  server), with the `--spec-type` values of `common/speculative.cpp` and the KV cache types of `common/arg.cpp`,
+  written in the `--help` layout that `inference.engine.parse_help` reads.
+
 Usage: python scripts/engine_flags.py vllm-0.33.0-...whl > inference/dialects/vllm-0.33.0-serve-flags.txt
+       python scripts/engine_flags.py --llama-tree SRC "BeeLlama v0.4.x at COMMIT" > inference/dialects/...txt
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import zipfile
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 
 def add_argument_flags(tree: ast.AST) -> set[str]:
@@ -90,7 +98,96 @@ def engine_flags(wheel: str) -> tuple[str, list[str]]:
     raise SystemExit(f"{wheel}: neither a vllm nor an sglang wheel")
 
 
+# ---------------------------------------------------------------- llama-server from its C++ sources
+
+SERVER_EXAMPLES = ("LLAMA_EXAMPLE_SERVER", "LLAMA_EXAMPLE_COMMON")
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index just past the parenthesis group opening at text[start] (string and char literals skipped)."""
+    depth, i = 0, start
+    while i < len(text):
+        ch = text[i]
+        if text.startswith("//", i):  # a comment may hold an apostrophe
+            i = text.index("\n", i)
+            continue
+        if ch in "\"'":
+            end = i + 1
+            while text[end] != ch:
+                end += 2 if text[end] == "\\" else 1
+            i = end + 1
+            continue
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        i += 1
+        if depth == 0:
+            return i
+    raise ValueError("unbalanced parentheses in common/arg.cpp")
+
+
+def _server_takes(option: str) -> bool:
+    examples = re.search(r"\.set_examples\(([^)]*)\)", option)
+    excludes = re.search(r"\.set_excludes\(([^)]*)\)", option)
+    if excludes and "LLAMA_EXAMPLE_SERVER" in excludes.group(1):
+        return False
+    if examples is None or "{" not in examples.group(1):  # the default (common) or a list held in a variable
+        return True
+    return any(name in examples.group(1) for name in SERVER_EXAMPLES)
+
+
+def llama_server_options(arg_cpp: str) -> list[tuple[list[str], str]]:
+    """(flags, value hint) of every option llama-server takes, in the order of `common/arg.cpp`."""
+    options = []
+    for found in re.finditer(r"add_opt\(common_arg\(", arg_cpp):
+        if "llama_supports_rpc()" in arg_cpp[max(0, found.start() - 100) : found.start()]:
+            continue  # `--rpc` is listed only by builds with the RPC backend; the renderer adds it for those
+        body = arg_cpp[found.end() : _balanced(arg_cpp, found.start() + len("add_opt")) - 1]
+        flags, rest = [], body.lstrip()
+        while rest.startswith("{"):  # the flag lists: {"-x", "--xx"} and, for booleans, {"--no-xx"}
+            group, rest = rest[1:].split("}", 1)
+            flags += [f for f in re.findall(r'"([^"]+)"', group) if f.startswith("-")]
+            rest = rest.lstrip().removeprefix(",").lstrip()
+        hint = re.match(r'"([A-Z][A-Z0-9_|,<>.-]*)"\s*,', rest)
+        if flags and _server_takes(body):
+            options.append((flags, hint.group(1) if hint else ""))
+    return options
+
+
+def llama_spec_types(speculative_cpp: str) -> list[str]:
+    return re.findall(r'\{\s*"([\w-]+)",\s*COMMON_SPECULATIVE_TYPE_\w+\s*\}', speculative_cpp)
+
+
+def llama_cache_types(arg_cpp: str) -> list[str]:
+    block = re.search(r"kv_cache_types\s*=\s*\{([^}]*)\}", arg_cpp)
+    names = re.findall(r"GGML_TYPE_(\w+)", block.group(1)) if block else []
+    types = [name.lower().removesuffix("s") if name.endswith("_0S") else name.lower() for name in names]
+    if ", kvarn2, kvarn3, kvarn4, kvarn5, kvarn6, kvarn8" in arg_cpp:  # BeeLlama >= v0.4: KVarN pseudo-types
+        types += [f"kvarn{bits}" for bits in (2, 3, 4, 5, 6, 8)]
+    return types
+
+
+def llama_server_help(tree: str, label: str) -> str:
+    """A `--help`-shaped listing of llama-server's options from a source tree (one option a line)."""
+    root = Path(tree)
+    arg_cpp = (root / "common" / "arg.cpp").read_text()
+    spec_types = llama_spec_types((root / "common" / "speculative.cpp").read_text())
+    cache_types = llama_cache_types(arg_cpp)
+    lines = [
+        f"# llama-server options of {label}, read from common/arg.cpp and common/speculative.cpp",
+        "# by scripts/engine_flags.py (nothing built or run); one option a line, choices in brackets",
+    ]
+    for flags, hint in llama_server_options(arg_cpp):
+        if "--spec-type" in flags:
+            hint = "[" + "|".join(spec_types) + "]"
+        elif "--cache-type-k" in flags or "--cache-type-v" in flags:
+            hint = "[" + "|".join(cache_types) + "]"
+        lines.append(", ".join(flags) + (f" {hint}" if hint else ""))
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--llama-tree":
+        print(llama_server_help(sys.argv[2], sys.argv[3]))
+        raise SystemExit(0)
     wheel = sys.argv[1]
     command, flags = engine_flags(wheel)
     print(f"# `{command}` flags, read from the argument-parser sources of {PurePosixPath(wheel).name}")

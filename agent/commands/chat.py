@@ -7,7 +7,18 @@ from typing import Annotated, Optional
 
 import typer
 
-from agent.commands.common import Approval, Endpoint, MaxSteps, Model, Profile, Sandbox, err, fail
+from agent.commands.common import (
+    Approval,
+    CacheType,
+    CtxSize,
+    Endpoint,
+    MaxSteps,
+    Model,
+    Profile,
+    Sandbox,
+    err,
+    fail,
+)
 
 
 def chat(
@@ -21,6 +32,8 @@ def chat(
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
+    ctx_size: CtxSize = None,
+    cache_type: CacheType = None,
     max_steps: MaxSteps = None,
     approval: Approval = None,
     sandbox: Sandbox = None,
@@ -45,7 +58,16 @@ def chat(
     path = find_session(resume) if resume else _latest_chat(repo, list_sessions) if cont else None
     config = load_config(
         repo if repo.is_dir() else None,
-        dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox),
+        dict(
+            model=model,
+            endpoint=endpoint,
+            profile=profile,
+            ctx_size=ctx_size,
+            cache_type=cache_type,
+            max_steps=max_steps,
+            approval=approval,
+            sandbox=sandbox,
+        ),
         ask=ask_trust_on_terminal,
         warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True),
     )

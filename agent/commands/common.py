@@ -33,6 +33,18 @@ Profile = Annotated[
     Optional[str],
     typer.Option("--profile", help="Start llama-server with this profile for the run (see `agent serve --list`)."),
 ]
+CtxSize = Annotated[
+    Optional[int],
+    typer.Option("--ctx-size", help="With --profile: the server's context in tokens, instead of the profile's."),
+]
+CacheType = Annotated[
+    Optional[str],
+    typer.Option(
+        "--cache-type",
+        help="With --profile: the server's KV cache type for K and V (e.g. q8_0, q4_0; vLLM/SGLang: fp8), "
+        "instead of the profile's.",
+    ),
+]
 MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many model turns.")]
 Approval = Annotated[
     Optional[str],

@@ -19,7 +19,13 @@ def engine_build(
         "-s",
         help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder.",
     ),
-    ref: Optional[str] = typer.Option(None, "--ref", help="Git tag, branch or commit (git sources)."),
+    ref: Optional[str] = typer.Option(
+        None,
+        "--ref",
+        help="Git tag, branch or commit (git sources). BeeLlama tags known to work: v0.2.0 (the default; fork "
+        "DFlash) and v0.4.4 (upstream draft-dflash with a converted drafter, and MTP); not v0.3.x, which has "
+        "the 4090 DFlash failure (docs/beellama-versions.md).",
+    ),
     backend: Optional[str] = typer.Option(
         None,
         "--backend",
@@ -40,8 +46,16 @@ def engine_build(
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached build matches."),
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
-    from inference.engine import EngineSource, build_engine, detect_build_options
+    from agent.commands.common import err
+    from inference.engine import BEELLAMA_KNOWN_GOOD, EngineSource, build_engine, detect_build_options
 
+    if source == "beellama" and ref and ref not in BEELLAMA_KNOWN_GOOD:
+        known = "; ".join(f"{tag}: {why}" for tag, why in BEELLAMA_KNOWN_GOOD.items())
+        err.print(
+            f"note: BeeLlama {ref} is not a version known to work here ({known}); see docs/beellama-versions.md",
+            markup=False,
+            highlight=False,
+        )
     options = detect_build_options(backend, cuda_arch).model_copy(update={"rpc": rpc})
     engine = build_engine(EngineSource.parse(source, ref), options, jobs=jobs, force=force)
     caps = engine.capabilities
@@ -50,6 +64,34 @@ def engine_build(
         f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
         f"\n  our patches: {', '.join(engine.patches) or 'none apply to this source'}"
         + (f"\n  RPC worker: {engine.rpc_server}" if engine.rpc_server else "")
+    )
+
+
+@app.command("add")
+def engine_add(
+    spec: str = typer.Argument(
+        ...,
+        help="A llama-server you built (the binary, or its folder) or a container image that runs one "
+        "(e.g. ghcr.io/anbeeld/beellama.cpp:server-cuda-v0.4.4).",
+    ),
+    backend: Optional[str] = typer.Option(
+        None, "--backend", help="cpu, cuda or metal (default: from its --list-devices; images: cuda)."
+    ),
+) -> None:
+    """Register a llama-server built elsewhere: its --help is read like a build's, and profiles use it."""
+    from agent.commands.common import fail
+    from inference.engine import EngineBuildError, add_engine
+
+    if backend not in (None, "cpu", "cuda", "metal"):
+        fail(f"--backend {backend}: use cpu, cuda or metal")
+    try:
+        engine = add_engine(spec, backend)
+    except EngineBuildError as exc:
+        fail(str(exc))
+    caps = engine.capabilities
+    typer.echo(
+        f"added {engine.key}: {engine.source}\n  {engine.options.backend}, {engine.version}"
+        f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
     )
 
 

@@ -8,6 +8,8 @@ import typer
 
 from agent.commands.common import (
     Approval,
+    CacheType,
+    CtxSize,
     Endpoint,
     Json,
     MaxSteps,
@@ -26,6 +28,8 @@ def new_project(
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
+    ctx_size: CtxSize = None,
+    cache_type: CacheType = None,
     max_steps: MaxSteps = None,
     approval: Approval = None,
     sandbox: Sandbox = None,
@@ -36,6 +40,13 @@ def new_project(
     from agent.workflows import new_project as build
 
     flags = dict(
-        model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox
+        model=model,
+        endpoint=endpoint,
+        profile=profile,
+        ctx_size=ctx_size,
+        cache_type=cache_type,
+        max_steps=max_steps,
+        approval=approval,
+        sandbox=sandbox,
     )
     run_workflow(build, directory, prompt, flags, output_format(output, as_json))

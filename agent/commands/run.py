@@ -9,6 +9,8 @@ import typer
 
 from agent.commands.common import (
     Approval,
+    CacheType,
+    CtxSize,
     Endpoint,
     Json,
     MaxSteps,
@@ -37,6 +39,8 @@ def run(
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
+    ctx_size: CtxSize = None,
+    cache_type: CacheType = None,
     max_steps: MaxSteps = None,
     approval: Approval = None,
     sandbox: Sandbox = None,
@@ -50,7 +54,14 @@ def run(
 
     chosen = output_format(output, as_json)
     flags = dict(
-        model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, approval=approval, sandbox=sandbox
+        model=model,
+        endpoint=endpoint,
+        profile=profile,
+        ctx_size=ctx_size,
+        cache_type=cache_type,
+        max_steps=max_steps,
+        approval=approval,
+        sandbox=sandbox,
     )
     if resume:
         from agent.session import find_session, read_transcript

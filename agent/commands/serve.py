@@ -35,6 +35,10 @@ def serve(
         help="Print the command and the memory plan (each term, the total, fits "
         "or not and why); download and start nothing; exit 0 when it fits, 1 when not.",
     ),
+    ctx_size: Optional[int] = typer.Option(None, "--ctx-size", help="The server's context in tokens (the profile's)."),
+    cache_type: Optional[str] = typer.Option(
+        None, "--cache-type", help="KV cache type for K and V, e.g. q8_0 (vLLM/SGLang: fp8) (the profile's)."
+    ),
     gpu_memory: Optional[str] = typer.Option(
         None,
         "--gpu-memory",
@@ -47,7 +51,7 @@ def serve(
     import time as _time
 
     from agent.config import user_profiles
-    from inference.profiles import get_profile
+    from inference.profiles import ProfileError, get_profile, with_overrides
     from inference import server as srv
 
     if status or stop:
@@ -65,7 +69,10 @@ def serve(
         for p in profiles.values():
             typer.echo(f"{p.name:26} {p.engine:12} {p.device:4} {p.speculative:12} {p.description}")
         return
-    chosen = get_profile(profile, profiles)
+    try:
+        chosen = with_overrides(get_profile(profile, profiles), ctx_size, cache_type)
+    except ProfileError as exc:
+        fail(str(exc))
     if plan or print_args:
         if chosen.engine != "llama-server":
             _print_engine_plan(chosen, host, port, gpu_memory, with_plan=plan)
@@ -109,7 +116,7 @@ def _print_plan(
     import shlex
 
     from inference.fetch import cached_model, model_path
-    from inference.memplan import parse_size, plan_profile
+    from inference.memplan import largest_contexts, parse_size, plan_profile
     from inference.models import get_model
     from inference.net import free_port
     from inference.profiles import render
@@ -129,7 +136,8 @@ def _print_plan(
     memory = plan_profile(chosen, gpu_memory=size)
     if gpu_memory and chosen.device == "gpu":
         memory.available_from = f"--gpu-memory {gpu_memory}"
-    typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}")
+    table = largest_contexts(chosen, gpu_memory=size if chosen.device == "gpu" else None, cache_types=caps.cache_types)
+    typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}\n\n{table}")
     if not memory.fits:
         raise typer.Exit(1)
 
@@ -140,7 +148,7 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
     import shlex
 
     from inference.memplan import parse_size
-    from inference.memplan import plan_python_engine
+    from inference.memplan import largest_python_contexts, plan_python_engine
     from inference.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
 
     if not with_plan:
@@ -152,8 +160,10 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
         fail(str(exc))
     memory = plan_python_engine(chosen, size)
     notes = "".join(f"\n{n}" for n in gated_notes(chosen))
+    table = largest_python_contexts(chosen, size) if memory.available is not None else ""
     typer.echo(
         f"{describe(chosen, host, port)}\nin a container:\n{container_command(chosen)}{notes}\n\n{memory.render()}"
+        + (f"\n\n{table}" if table else "")
     )
     if not memory.fits:
         raise typer.Exit(1)

@@ -322,3 +322,74 @@ def test_a_malformed_gitconfig_is_one_error_line_not_a_traceback(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: git cannot run here: fatal: bad config line 1 in file") and ".gitconfig" in line
+
+
+def test_serve_plan_for_mtp_renders_for_upstream_and_fits_24_gib(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-mtp", "--plan", "--gpu-memory", "24GiB"])
+    assert result.exit_code == 0, result.output
+    assert "--spec-type draft-mtp" in result.stdout and "agent engine build --source pypi-sdist" in result.stdout
+    assert "draft KV cache" in result.stdout and "reads the target's KV cache" in result.stdout
+    listed = runner.invoke(app, ["serve", "--list"])
+    assert "gemma4-31b-mtp" in listed.stdout and "gemma4-31b-h100" in listed.stdout
+
+
+def test_serve_plan_prints_the_largest_context_per_cache_type_and_takes_ctx_and_cache_overrides(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["serve", "--profile", "gemma4-31b-mtp", "--plan", "--gpu-memory", "24GiB"])
+    assert result.exit_code == 0, result.output
+    table = result.stdout.split("largest context that fits", 1)[1]
+    sizes = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in table.splitlines()[1:] if line.strip()}
+    assert set(sizes) == {"f16/f16", "q8_0/q8_0", "q5_0/q4_1", "q4_0/q4_0"}
+    assert sizes["f16/f16"] < sizes["q8_0/q8_0"] < sizes["q5_0/q4_1"] <= sizes["q4_0/q4_0"]
+    bigger = runner.invoke(
+        app,
+        [
+            "serve",
+            "--profile",
+            "gemma4-31b-mtp",
+            "--plan",
+            "--gpu-memory",
+            "24GiB",
+            "--ctx-size",
+            str(sizes["f16/f16"] + 256),
+            "--cache-type",
+            "f16",
+        ],
+    )
+    assert bigger.exit_code == 1 and "--ctx-size " + str(sizes["f16/f16"] + 256) in bigger.stdout
+    assert "--cache-type-k f16 --cache-type-v f16" in bigger.stdout and "does not fit" in bigger.stdout
+    exact = runner.invoke(
+        app,
+        [
+            "serve",
+            "--profile",
+            "gemma4-31b-mtp",
+            "--plan",
+            "--gpu-memory",
+            "24GiB",
+            "--ctx-size",
+            str(sizes["f16/f16"]),
+            "--cache-type",
+            "f16",
+        ],
+    )
+    assert exact.exit_code == 0, exact.output
+
+
+def test_ctx_size_without_a_profile_is_one_line(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    result = runner.invoke(app, ["new-project", str(tmp_path / "p"), "--prompt", "x", "--ctx-size", "4096"])
+    assert result.exit_code == 1 and "add --profile NAME" in result.output
+    assert not (tmp_path / "p").exists()
+
+
+def test_the_vllm_plan_shows_the_tool_parser_and_the_largest_context_per_kv_type(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    plan = runner.invoke(app, ["serve", "--profile", "gemma4-31b-dflash-vllm", "--plan", "--gpu-memory", "80GiB"])
+    assert plan.exit_code == 0, plan.output
+    assert "--tool-call-parser gemma4 --enable-auto-tool-choice" in plan.stdout
+    assert "lmsysorg" not in plan.stdout and "vllm/vllm-openai:v0.33.0" in plan.stdout
+    table = plan.stdout.split("largest context one request may have", 1)[1].splitlines()[1:]
+    bf16, fp8 = (int(line.split()[1].replace(",", "")) for line in table[:2])
+    assert 32768 < bf16 < fp8  # the profile's own 32k fits; an FP8 cache holds about twice as much

@@ -274,3 +274,20 @@ def test_a_reuploaded_file_of_another_size_is_refused_before_downloading(hub):
     # taking another revision on purpose (`agent models pull --revision`) drops the catalog's size for it
     path = fetch.fetch_model(hub_spec(size=99), revision=hub.commit, show_progress=False)
     assert path.stat().st_size == 64 and hub.downloads == 1
+
+
+def test_the_first_pull_records_the_file_and_a_later_pull_that_differs_stops(hub):
+    first = fetch.fetch_model(hub_spec(size=None), show_progress=False)
+    pin = json.loads(fetch.pins_file().read_text())["someone/demo-GGUF/demo.gguf"]
+    assert pin == {"revision": hub.commit, "size": 64, "sha256": hashlib.sha256(first.read_bytes()).hexdigest()}
+    # upstream replaces the file under the same name on `main`; the cached copy is gone (a new machine, a wipe)
+    first.unlink()
+    hub.files["demo.gguf"] = b"GGUF" + b"\2" * 70
+    hub.commit = "beef" + "0" * 36
+    with pytest.raises(fetch.FetchError, match=r"differs from what the first pull recorded .*--revision c0ffee"):
+        fetch.fetch_model(hub_spec(size=None), show_progress=False)
+    assert hub.downloads == 1  # refused before downloading the new bytes
+    # taking the new commit on purpose works, and then it is the recorded one
+    taken = fetch.fetch_model(hub_spec(size=None), revision=hub.commit, show_progress=False)
+    assert taken.stat().st_size == 74
+    assert json.loads(fetch.pins_file().read_text())["someone/demo-GGUF/demo.gguf"]["revision"] == hub.commit

@@ -25,6 +25,7 @@ def write_gemma4_header(path, *, kv_array: bool = True) -> None:
     writer.add_block_count(60)
     writer.add_embedding_length(5376)
     writer.add_head_count(32)
+    writer.add_context_length(262144)
     if kv_array:
         writer.add_array("gemma4.attention.head_count_kv", [16 if swa else 4 for swa in SWA])
     else:

@@ -43,7 +43,12 @@ def test_builtin_profiles_render_the_facts_commands_with_documented_flags_only()
     vllm = pe.render(VLLM, "127.0.0.1", 8000)
     assert vllm[:3] == ["vllm", "serve", "google/gemma-4-31B-it"]
     config = json.loads(vllm[vllm.index("--speculative-config") + 1])
-    assert config == {"method": "dflash", "model": "z-lab/gemma-4-31B-it-DFlash", "num_speculative_tokens": 15}
+    assert config == {
+        "method": "dflash",
+        "model": "z-lab/gemma-4-31B-it-DFlash",
+        "num_speculative_tokens": 15,
+        "attention_backend": "flash_attn",  # z-lab's Gemma 4 recipe: the drafter on flash_attn, the target on triton
+    }
     assert vllm[vllm.index("--tensor-parallel-size") + 1] == "1" and vllm[vllm.index("--max-model-len") + 1] == "32768"
     assert flags(vllm) <= pe.documented_flags("vllm")
 
@@ -86,7 +91,7 @@ def test_a_user_profile_sets_tensor_parallel_and_a_flag_the_engine_lacks_is_refu
     [
         ('engine = "vllm"\ncache_type_k = "q8_0"', "cache_type_k: llama-server settings, which engine vllm"),
         ('engine = "vllm"\nrpc_workers = ["10.0.0.2:50052"]', "rpc_workers: llama-server settings"),
-        ("tensor_parallel = 2", "tensor_parallel and gpu_memory_utilization need engine vllm or sglang"),
+        ("tensor_parallel = 2", "tensor_parallel: settings of engine vllm or sglang, not llama-server"),
         ('engine = "sglang"\nspeculative = "ngram-simple"', "speculative none or dflash"),
     ],
 )

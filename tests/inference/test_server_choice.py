@@ -88,3 +88,18 @@ def test_an_engine_without_the_amx_fix_runs_without_repacking_on_an_amx_cpu(cach
     assert without_broken_amx(patched) == []
     monkeypatch.setattr(inference.server, "cpu_has_amx", lambda: False)
     assert without_broken_amx(unpatched) == []
+
+
+def test_a_drafter_of_the_wrong_format_is_refused_before_any_download(cache, monkeypatch):
+    """The server's own start path: the catalog's facts say the format, so nothing is fetched first."""
+    from inference.engine import known_engine
+    from inference.server import ManagedServer
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a download attempt would fail with another error
+    v04 = record(cache, "v04", "cuda", known_engine("beellama-v0.4").capabilities(), age=1)
+    with pytest.raises(ProfileError, match=r"dflash-draft.*convert-dflash-draft-to-upstream\.py"):
+        ManagedServer(v04, BUILTIN_PROFILES["gemma4-31b-dflash"], check_memory=False).argv()
+    mtp_with_dflash = BUILTIN_PROFILES["gemma4-31b-mtp"].model_copy(update={"draft": "gemma4-31b-dflash"})
+    with pytest.raises(ProfileError, match=r"is a DFlash drafter .*gemma4-assistant"):
+        ManagedServer(v04, mtp_with_dflash, check_memory=False).argv()
+    assert not (cache / "models").exists() or not any((cache / "models").iterdir())
