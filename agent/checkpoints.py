@@ -121,7 +121,7 @@ class GitRun:
         return point
 
     def restart(self) -> None:
-        """Put the working tree back at the run's start for a fresh attempt (agent/attempts.py). Committed as a
+        """Put the working tree back at the run's start for a fresh attempt (agent/strategies/attempts.py). Committed as a
         checkpoint, so the branch shows each attempt; ignored files (.venv) and nested repositories stay."""
         self.attempt += 1
         self.repo.git.restore("--source", self.start_commit, "--worktree", "--", ".")

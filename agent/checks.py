@@ -1,6 +1,6 @@
 """What says a change is done: the project's tests, else the docstring examples of the functions the task
-gave as stubs (as the run found them: agent/examples.py). `FinishGate` is what `finish` (and a one-shot
-answer, agent/one_shot.py) must pass; `run_verification` runs any such check under the run's sandbox."""
+gave as stubs (as the run found them: agent/strategies/examples.py). `FinishGate` is what `finish` (and a one-shot
+answer, agent/strategies/one_shot.py) must pass; `run_verification` runs any such check under the run's sandbox."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent import examples, given_code, named, project
+from agent import named, project
+from agent.strategies import examples, given_code
 from agent.config import Config
 from agent.test_runs import TestCount, describe, read_count
 from agent.texts import (
@@ -60,7 +61,7 @@ class FinishGate:
     examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
     times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
     did not import). For stubs, the examples are the ones the run started with, so editing them does not pass.
-    Where the task names stubs, dropping a name their files defined or leaving one a stub (agent/given_code.py)
+    Where the task names stubs, dropping a name their files defined or leaving one a stub (agent/strategies/given_code.py)
     is refused as a wrong value is: a task may ask to rename one. The files and names the task asks for
     (agent/named.py; in a new project, `no_tests` given, all it names) must exist, every time."""
 
@@ -81,7 +82,7 @@ class FinishGate:
     def verdict(self, budget: bool = False) -> str | None:
         """What fails now, or None; `budget`: examples that only differ in value, and given code dropped or
         left a stub, refuse at most DOCTEST_REFUSALS times (for `finish`), else always (a one-shot answer,
-        agent/one_shot.py, counts only if it passes them). What the task asked for and is missing always refuses."""
+        agent/strategies/one_shot.py, counts only if it passes them). What the task asked for and is missing always refuses."""
         lacking = self.missing()
         told = NAMED_MISSING.format(items="; ".join(lacking)) if lacking else None
         problems = [p for p in (told, self._check(budget)) if p]

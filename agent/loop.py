@@ -12,8 +12,8 @@ from agent.prompt import system_prompt, task_message
 from agent.session import Transcript
 from agent.toolcalls import ParsedCall, TextProtocol
 from agent.context import trim_observations
-from agent.first_look import files_to_show
-from agent.repetition import RepetitionGuard
+from agent.strategies.first_look import files_to_show
+from agent.strategies.repetition import RepetitionGuard
 from inference.backend import CUT, BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
@@ -44,7 +44,7 @@ class RunStats(BaseModel):
     prompt_seconds: float = 0.0
     draft_n: int = 0  # tokens the engine drafted (speculative decoding) ...
     draft_accepted: int = 0  # ... and how many of them the model accepted
-    one_shots: int = 0  # whole-file replies asked before the loop (agent/one_shot.py)
+    one_shots: int = 0  # whole-file replies asked before the loop (agent/strategies/one_shot.py)
 
     def add(self, t: Timings, step: bool = True) -> None:
         """Count one completion; `step=False`: a request that is not a step of the loop (Agent.aside)."""

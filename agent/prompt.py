@@ -18,7 +18,7 @@ def system_prompt(protocol: TextProtocol, toolbox: Toolbox, extra_sections: list
 
 
 def task_message(task: str, files: list[str], shown: dict[str, str] | None = None) -> str:
-    """The first user message: the files, the contents of those the task is about (agent/first_look.py),
+    """The first user message: the files, the contents of those the task is about (agent/strategies/first_look.py),
     then the task."""
     listing = "\n".join(files[:100]) if files else NO_FILES
     more = MORE_FILES.format(count=len(files) - 100) if len(files) > 100 else ""

@@ -162,7 +162,7 @@ def refactor_repo(
     changed = bool(gitrepo.changed_since(git_run.repo, git_run.start_commit))
     if not changed and not git_run.checkpoints:
         status, reason, report = "unchanged", "the agent changed nothing", git_run.discard("no change")
-    elif not changed:  # every attempt was undone (agent/attempts.py): its commits stay inspectable
+    elif not changed:  # every attempt was undone (agent/strategies/attempts.py): its commits stay inspectable
         status, reason = "failed", "no attempt passed verification; the last one ended with nothing changed"
         report = git_run.discard("no attempt passed")
     elif check and check.passed:

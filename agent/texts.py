@@ -23,7 +23,7 @@ rewrite it whole with write_file. A rename is one edit_file call without a path,
 changes the name in every file that has it. When you are done, run `{command}` to check your change, fix any failure,
 then call finish."""
 
-# Asks for the stub file whole in one reply, before the tool loop (agent/one_shot.py).
+# Asks for the stub file whole in one reply, before the tool loop (agent/strategies/one_shot.py).
 ONE_SHOT_REQUEST = """\
 Reply with the complete new {path}, every stub implemented so that it does what its docstring says, in one
 fenced Python code block. Keep every name, signature and docstring."""
@@ -43,7 +43,7 @@ NO_TESTS_RAN = (
 )
 # ... when a file or name the task asked for is not there (agent/named.py) ...
 NAMED_MISSING = "The task asks for what is not there yet: {items}. Write it, then call finish."
-# ... while a project without tests fails the docstring examples the run started with (agent/examples.py) ...
+# ... while a project without tests fails the docstring examples the run started with (agent/strategies/examples.py) ...
 EXAMPLES_FAIL = "The docstring examples (as the task gave them) fail:\n{output}"
 # ... a check that ran past its time (an endless loop, often) ...
 TIMED_OUT = "(it did not end within {seconds:.0f} s and was stopped: look for a loop that never ends)\n{output}"
@@ -133,7 +133,7 @@ REPEAT_HELP = (
 )
 
 
-# What a fresh attempt is told about the one before (agent/attempts.py).
+# What a fresh attempt is told about the one before (agent/strategies/attempts.py).
 RETRY_NOTE = """\
 Note: an earlier attempt at this task failed, so everything it changed was undone: the files are as listed
 above, and any file not listed does not exist. {why}

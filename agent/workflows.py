@@ -15,7 +15,7 @@ from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
-from agent.attempts import add_stats, run_attempts, snapshot_restorer
+from agent.strategies.attempts import add_stats, run_attempts, snapshot_restorer
 from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
@@ -180,7 +180,7 @@ def run_agent(
     meta: dict | None = None,
     restore: Callable[[], None] | None = None,
 ) -> tuple[RunResult, Path]:
-    """One agent run, in fresh attempts when `restore` can put the workspace back (agent/attempts.py);
+    """One agent run, in fresh attempts when `restore` can put the workspace back (agent/strategies/attempts.py);
     `backend` shares an already open backend (a refactor's server) instead of opening one. Ctrl-C comes out
     as `RunInterrupted`, naming the transcript to resume from."""
     path = new_transcript_path(label or workspace.name)

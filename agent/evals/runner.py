@@ -35,7 +35,7 @@ class EvalRecord(BaseModel):
     passed: bool
     status: str  # the run's end: finished, step_limit, stuck, error...
     steps: int = 0
-    one_shots: int = 0  # whole-file answers asked before the loop (agent/one_shot.py)
+    one_shots: int = 0  # whole-file answers asked before the loop (agent/strategies/one_shot.py)
     prompt_tokens: int = 0
     cached_prompt_tokens: int = 0
     completion_tokens: int = 0

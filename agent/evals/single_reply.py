@@ -8,7 +8,7 @@ from agent import repo as gitrepo
 from agent.config import Config
 from agent.evals.tasks import EvalTask
 from agent.loop import RunResult, RunStats
-from agent.one_shot import CODE_BLOCK
+from agent.strategies.one_shot import CODE_BLOCK
 from agent.workflows import WorkflowResult
 from inference.backend import ChatBackend, Message, Sampling
 from agent.errors import UserError

@@ -1,4 +1,4 @@
-"""Missing standard-library imports added to a model's answer (agent/missing_imports.py): real Python parsed and,
+"""Missing standard-library imports added to a model's answer (agent/strategies/missing_imports.py): real Python parsed and,
 where it matters, run."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agent.missing_imports import add_missing_imports
+from agent.strategies.missing_imports import add_missing_imports
 
 
 def test_a_module_used_by_attribute_gets_its_import_and_then_runs(tmp_path):

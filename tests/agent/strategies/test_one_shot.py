@@ -1,4 +1,4 @@
-"""One-shot answers before the loop (agent/one_shot.py): a scripted model's answers, checked by real Python
+"""One-shot answers before the loop (agent/strategies/one_shot.py): a scripted model's answers, checked by real Python
 against real files in a real git repository, decide whether the tool loop runs at all. Whether they raise the
 real model's pass rate is `agent eval`'s question (docs/eval.md); the last test runs the real model."""
 
@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from agent import one_shot
+from agent.strategies import one_shot
 from agent.config import Config
 from agent.workflows import new_project, run_task
 from tests.agent.test_checkpoints import make_repo

@@ -236,7 +236,7 @@ def _literal(text: str) -> str | None:
 
 def python_sources(workspace: Path) -> Iterator[tuple[str, str]]:
     """(path, text) of the project's Python files among the first MOST_SCANNED files, each at most MOST_BYTES:
-    what a run looks at when it starts (here and in agent/given_code.py)."""
+    what a run looks at when it starts (here and in agent/strategies/given_code.py)."""
     for number, path in enumerate(iter_files(workspace, workspace)):
         if number >= MOST_SCANNED:
             return

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.examples import MOST_FILES, is_stub, python_sources
+from agent.strategies.examples import MOST_FILES, is_stub, python_sources
 
-# a stub's body, as agent/examples.py's is_stub reads it: only files with such a line are parsed
+# a stub's body, as agent/strategies/examples.py's is_stub reads it: only files with such a line are parsed
 PLACEHOLDER = re.compile(r"raise NotImplementedError|^\s*(pass|\.\.\.)\s*$|:\s*(pass|\.\.\.)\s*$", re.MULTILINE)
 
 

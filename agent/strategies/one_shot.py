@@ -18,9 +18,9 @@ from typing import Callable
 
 from agent.checks import FinishGate
 from agent.config import Config
-from agent.given_code import top_level_names
+from agent.strategies.given_code import top_level_names
 from agent.loop import Agent, RunResult, RunStats
-from agent.missing_imports import add_missing_imports
+from agent.strategies.missing_imports import add_missing_imports
 from agent.session import Transcript
 from agent.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from inference.backend import CUT, Completion

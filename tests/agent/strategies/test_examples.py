@@ -1,4 +1,4 @@
-"""The docstring examples a run started with (agent/examples.py), run by real Python in real folders: editing
+"""The docstring examples a run started with (agent/strategies/examples.py), run by real Python in real folders: editing
 an example does not make the check pass."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import examples
+from agent.strategies import examples
 from agent.config import Config
 from agent.workflows import run_task
 from tests.agent.test_checkpoints import make_repo

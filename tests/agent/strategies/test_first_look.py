@@ -1,4 +1,4 @@
-from agent.first_look import BUDGET, files_to_show
+from agent.strategies.first_look import BUDGET, files_to_show
 
 
 def test_a_small_project_is_shown_whole_and_lock_files_are_not(tmp_path):

@@ -1,4 +1,4 @@
-"""Fresh attempts (agent/attempts.py) on real git repositories and real folders, with a scripted model: the
+"""Fresh attempts (agent/strategies/attempts.py) on real git repositories and real folders, with a scripted model: the
 loop logic is under test here; whether attempts raise the real model's pass rate is `agent eval`'s question."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import git
 import pytest
 
-from agent import attempts
-from agent.attempts import snapshot_restorer
+from agent.strategies import attempts
+from agent.strategies.attempts import snapshot_restorer
 from agent.config import Config
 from agent.session import read_transcript
 from agent.workflows import new_project, run_task

@@ -1,8 +1,8 @@
-"""What the task's stub files gave (agent/given_code.py), and the finish gate that keeps it, on real files."""
+"""What the task's stub files gave (agent/strategies/given_code.py), and the finish gate that keeps it, on real files."""
 
 from __future__ import annotations
 
-from agent import given_code
+from agent.strategies import given_code
 from agent.checks import DOCTEST_REFUSALS, FinishGate
 from agent.config import Config
 

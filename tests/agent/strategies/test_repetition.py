@@ -1,4 +1,4 @@
-from agent.repetition import RepetitionGuard, repeats_line_shapes, repeats_verbatim
+from agent.strategies.repetition import RepetitionGuard, repeats_line_shapes, repeats_verbatim
 
 VARIED_TESTS = "\n".join(
     [
