@@ -22,6 +22,8 @@ from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
 from agent.toolcalls import ParsedCall
 from agent.checks import FinishGate
+from agent.strategies.first_look import files_to_show
+from agent.strategies.repetition import new_guard
 from inference.backend import ChatBackend, Completion, Message, Sampling, Timings
 from tools.base import Tool, ToolResult
 
@@ -203,6 +205,8 @@ def open_chat(
                         events=events,
                         verify=FinishGate(repo, config),
                         extra_tools=mcp_tools,
+                        first_look=files_to_show,
+                        watch=new_guard,
                     ),
                     mcp_tools,
                 )

@@ -66,9 +66,11 @@ class FinishGate:
     (agent/named.py; in a new project, `no_tests` given, all it names) must exist, every time."""
 
     def __init__(self, workspace: Path, config: Config, no_tests: str | None = None, task: str = ""):
-        self.workspace, self.config, self.no_tests = workspace, config, no_tests
-        self.given = examples.collect(workspace) if no_tests is None else []
-        self.stub_files = given_code.stub_files(workspace, task) if no_tests is None else {}
+        self.workspace, self.config, self.no_tests, self.task = workspace, config, no_tests, task
+        # the stubs the task names, as the run found them: set by the strategies that apply to the run
+        # (agent/strategies/examples.py, given_code.py)
+        self.given: list[examples.ModuleExamples] = []
+        self.stub_files: dict[str, given_code.GivenFile] = {}
         self.asked = named.asked_for(task, workspace, new_project=no_tests is not None)
         self.refusals = 0
 

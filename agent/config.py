@@ -49,8 +49,12 @@ class Config(BaseModel):
     protocol: Literal["text", "native"] = "text"
     n_ctx: int = Field(16384, gt=0)
     max_steps: int = Field(25, ge=1)
-    attempts: int = Field(3, ge=1)  # fresh attempts sharing max_steps, when one ends unverified (agent/strategies/attempts.py)
-    one_shots: int = Field(12, ge=0)  # whole-file answers tried before the loop for one stub file (agent/strategies/one_shot.py)
+    attempts: int = Field(
+        3, ge=1
+    )  # fresh attempts sharing max_steps, when one ends unverified (agent/strategies/attempts.py)
+    one_shots: int = Field(
+        12, ge=0
+    )  # whole-file answers tried before the loop for one stub file (agent/strategies/one_shot.py)
     steps_after_one_shots: int = Field(1, ge=1)  # the loop's steps when every one-shot answer failed its check
     one_shot_notes: bool = False  # each one-shot answer after a failed one is told what the last one failed
     max_tokens: int = Field(2048, ge=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -12,8 +13,6 @@ from agent.prompt import system_prompt, task_message
 from agent.session import Transcript
 from agent.toolcalls import ParsedCall, TextProtocol
 from agent.context import trim_observations
-from agent.strategies.first_look import files_to_show
-from agent.strategies.repetition import RepetitionGuard
 from inference.backend import CUT, BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
@@ -47,7 +46,7 @@ class RunStats(BaseModel):
     one_shots: int = 0  # whole-file replies asked before the loop (agent/strategies/one_shot.py)
 
     def add(self, t: Timings, step: bool = True) -> None:
-        """Count one completion; `step=False`: a request that is not a step of the loop (Agent.aside)."""
+        """Count one completion; `step=False`: a request that is not a step of the loop (a strategy's own)."""
         if self.steps > 0:
             self.later_prompt_tokens += t.prompt_tokens
             self.later_cached_tokens += t.cached_prompt_tokens
@@ -100,9 +99,13 @@ class Agent:
         prompt_sections: list[str] | None = None,
         verify: Callable[[], str | None] | None = None,
         max_repeats: int = 3,
+        first_look: Callable[[Path, list[str], str], dict[str, str]] | None = None,
+        watch: Callable[[], Callable[[str], bool]] | None = None,
     ):
+        """`first_look(workspace, files, task)`: the files whose contents the first message shows; `watch()`: a
+        fresh watcher per reply, fed what streams, that cuts the reply when it returns True."""
         self.backend, self.ctx, self.max_steps, self.verify = backend, ctx, max_steps, verify
-        self.max_repeats = max_repeats
+        self.max_repeats, self.first_look, self.watch = max_repeats, first_look, watch
         self.toolbox = Toolbox([*tools, FinishTool()])
         self.protocol = protocol or TextProtocol()
         self.sampling = (sampling or Sampling()).model_copy(update={"stop": self.protocol.stop_sequences(self.toolbox)})
@@ -127,35 +130,11 @@ class Agent:
         without file contents, for when they do not fit."""
         files = [relative(self.ctx.workspace, p) for p in iter_files(self.ctx.workspace, self.ctx.workspace)]
         self.plain_task = Message(role="user", content=task_message(task, files))
-        shown = files_to_show(self.ctx.workspace, files, task)
+        shown = self.first_look(self.ctx.workspace, files, task) if self.first_look else {}
         return [
             Message(role="system", content=self.system),
             Message(role="user", content=task_message(task, files, shown)),
         ]
-
-    def aside(
-        self,
-        task: str,
-        question: str,
-        system: str,
-        max_tokens: int = 300,
-        temperature: float | None = None,
-        seed: int | None = None,
-    ) -> Completion:
-        """One reply to `question`, asked after the task's first message (the files and the task, as the run
-        starts) in a conversation of its own under `system`, not the run's tool protocol: it leaves no trace in
-        the run, and the same question asked again is served from the engine's cache. `temperature` and `seed`,
-        when given, replace the run's. A reply that falls into repetition is cut as it streams, as in the loop
-        (finish_reason CUT): HumanEval/76 spent 400 s on two such one-shot answers."""
-        first = self._first_messages(task)[1]
-        messages = [
-            Message(role="system", content=system),
-            Message(role="user", content=f"{first.content}\n\n{question}"),
-        ]
-        update: dict[str, object] = {"stop": [], "max_tokens": max_tokens}
-        update |= {k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None}
-        sampling = self.sampling.model_copy(update=update)
-        return self.backend.complete(messages, None, sampling, RepetitionGuard().feed)
 
     def continue_with(self, message: str) -> RunResult:
         """One more user turn in the same conversation (a chat): the messages so far stay as they are, so the
@@ -221,15 +200,15 @@ class Agent:
         return self._end("step_limit", f"stopped after {self.max_steps} steps without finish", stats, started)
 
     def _complete(self, messages: list[Message], sampling: Sampling) -> Completion:
-        """Ask the model, cutting a reply that falls into a loop as it streams; when the conversation outgrows
-        the context, trim old observations and ask again."""
+        """Ask the model, cutting a reply its watcher stops as it streams; when the conversation outgrows the
+        context, trim old observations and ask again."""
         while True:
-            guard = RepetitionGuard()
+            watch = self.watch() if self.watch else None
 
-            def on_text(delta: str, guard: RepetitionGuard = guard) -> bool:
+            def on_text(delta: str, watch: Callable[[str], bool] | None = watch) -> bool:
                 if self.events:
                     self.events.on_text(delta)
-                return guard.feed(delta)
+                return watch(delta) if watch else False
 
             tools, on_prompt = self.protocol.api_tools(self.toolbox), getattr(self.events, "on_prompt", None)
             try:

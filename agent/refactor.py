@@ -139,10 +139,11 @@ def refactor_repo(
             task,
             config,
             CheckpointEvents(git_run, events),
-            gate,
+            None,
             backend(),
             label=f"{path.name}-{git_run.run_id}",
             restore=git_run.restart,
+            verify=gate,
         )
         git_run.commit_leftovers("changes left at the end of the run")
         check = run_verification(path, command, config) if command else None

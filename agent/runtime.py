@@ -138,8 +138,11 @@ def build_agent(
     events: AgentEvents | None = None,
     verify: Callable[[], str | None] | None = None,
     extra_tools: Sequence[Tool] = (),
+    first_look: Callable[[Path, list[str], str], dict[str, str]] | None = None,
+    watch: Callable[[], Callable[[str], bool]] | None = None,
 ) -> Agent:
-    """`extra_tools`: tools that live as long as the run, e.g. MCP servers' (see agent.mcp_setup.mcp_session)."""
+    """`extra_tools`: tools that live as long as the run, e.g. MCP servers' (see agent.mcp_setup.mcp_session);
+    `first_look` and `watch`: what strategies equip the loop with (see agent/strategies/base.py `Equipment`)."""
     protocol = PROTOCOLS["text" if isinstance(backend, EmbeddedBackend) else config.protocol]()
     catalog = discover_skills(workspace)
     for problem in catalog.problems:
@@ -163,6 +166,8 @@ def build_agent(
         events=events,
         verify=verify,
         prompt_sections=sections,
+        first_look=first_look,
+        watch=watch,
     )
 
 

@@ -9,17 +9,24 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from agent import one_shot, project
+from agent import project
 from agent import repo as gitrepo
 from agent.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.checks import FinishGate, TestOutcome, run_project_tests
 from agent.config import Config
 from agent.errors import UserError
-from agent.strategies.attempts import add_stats, run_attempts, snapshot_restorer
 from agent.loop import Agent, AgentEvents, RunResult
 from agent.mcp_setup import mcp_session
 from agent.runtime import backend_session, build_agent, check_backend
 from agent.session import Transcript, new_transcript_path, read_transcript
+from agent.strategies.attempts import FreshAttempts, snapshot_restorer
+from agent.strategies.base import Equipment, Run, Strategy, run_chain, the_loop
+from agent.strategies.examples import ExampleChecks
+from agent.strategies.first_look import FirstLook
+from agent.strategies.given_code import GivenCodeChecks
+from agent.strategies.missing_imports import MissingImports
+from agent.strategies.one_shot import OneShots
+from agent.strategies.repetition import RepetitionCut
 from agent.texts import NEW_PROJECT_TASK
 from inference.backend import ChatBackend, Message
 from tools.workspace import iter_files, relative
@@ -168,19 +175,36 @@ def resume_run(
     )
 
 
+def strategies() -> list[Strategy]:
+    """The chain every workflow runs before the loop, in order: each applies only where it fits the run
+    (agent/strategies/)."""
+    return [
+        RepetitionCut(),
+        FirstLook(),
+        ExampleChecks(),
+        GivenCodeChecks(),
+        MissingImports(),
+        OneShots(),
+        FreshAttempts(),
+    ]
+
+
 def run_agent(
     workspace: Path,
     task: str,
     config: Config,
     events: AgentEvents | None,
-    verify: Callable[[], str | None] | None,
+    gate: FinishGate | None,
     backend: ChatBackend | None = None,
     label: str | None = None,
     history: list[Message] | None = None,
     meta: dict | None = None,
     restore: Callable[[], None] | None = None,
+    verify: Callable[[], str | None] | None = None,
 ) -> tuple[RunResult, Path]:
-    """One agent run, in fresh attempts when `restore` can put the workspace back (agent/strategies/attempts.py);
+    """One agent run: the chain of strategies (`strategies`), ending in the loop. `gate`: the finish check when
+    it is the project's own (the strategies that work on stubs arm it); `verify`: what `finish` must pass
+    instead (a refactor's command), else the gate; `restore`: puts the workspace back for a fresh attempt;
     `backend` shares an already open backend (a refactor's server) instead of opening one. Ctrl-C comes out
     as `RunInterrupted`, naming the transcript to resume from."""
     path = new_transcript_path(label or workspace.name)
@@ -188,44 +212,27 @@ def run_agent(
     transcript.write(
         "start", workspace=str(workspace), task=task, config=config.model_dump(exclude={"api_key"}), **(meta or {})
     )
+    check = verify or gate
     try:
         note = events.on_note if events else (lambda text: None)
         opened = nullcontext(backend) if backend else backend_session(config)
         with opened as backend, mcp_session(config, workspace, note) as mcp_tools:
 
-            def new_agent(steps: int, attempt: int) -> Agent:
-                if attempt > 1 and isinstance(verify, FinishGate):
-                    verify.new_attempt()
-                seed = None if config.seed is None else config.seed + 1000 * (attempt - 1)
+            def build(settings: Config, equipment: Equipment) -> Agent:
                 return build_agent(
-                    config.model_copy(update={"max_steps": steps, "seed": seed}),
+                    settings,
                     backend,
                     workspace,
                     transcript=transcript,
                     events=events,
-                    verify=verify,
+                    verify=check,
                     extra_tools=mcp_tools,
+                    first_look=equipment.first_look,
+                    watch=equipment.watch,
                 )
 
-            gate = verify if isinstance(verify, FinishGate) and not history else None
-            answered, asked = one_shot.try_one_shots(lambda: new_agent(1, 1), task, gate, config, transcript)
-            if answered:
-                return answered, path
-            # measured on HumanEval (docs/eval.md): after failed one-shot answers the loop rarely wins (1 of 17)
-            # and took 77% of the wall time at 25 steps
-            steps = min(config.max_steps, config.steps_after_one_shots) if asked.one_shots else config.max_steps
-            result = run_attempts(
-                new_agent,
-                task,
-                attempts=config.attempts if restore else 1,
-                max_steps=steps,
-                restore=restore or (lambda: None),
-                verify=verify or (lambda: None),
-                note=note,
-                history=history,
-            )
-            add_stats(asked, result.stats)
-            return result.model_copy(update={"stats": asked}), path
+            run = Run(workspace, task, config, backend, transcript, build, gate, check, history, restore, note)
+            return run_chain(strategies(), run, the_loop), path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None
     finally:

@@ -14,61 +14,71 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from agent.loop import RunResult, RunStats
+from agent.strategies.base import Run, Strategy, Then, add_stats
 from agent.texts import RETRY_CHECK_FAILED, RETRY_NOTE, RETRY_UNFINISHED
-from agent.loop import Agent, RunResult, RunStats
-from inference.backend import Message
 from tools.workspace import iter_files, relative
 
 OUTPUT_LINES = 6  # of the failing check's output, in the note
 MIN_STEPS = 6  # an attempt gets at least this many steps: fewer attempts when max_steps is small
+SEED_STRIDE = 1000  # attempt n samples at seed + SEED_STRIDE * (n - 1): the same seed and context would repeat it
 # The lines of a test run's output that say what failed (pytest's `E ...` and `FAILED ...`, node's and cargo's
 # assertion lines), without the code around them: the note must not hand the next attempt the old code.
 VERDICT = re.compile(r"^(E  |FAILED |not ok |thread '.*' panicked|\s*(AssertionError|assertion)\b)", re.I)
 
 
-def run_attempts(
-    new_agent: Callable[[int, int], Agent],
-    task: str,
-    *,
-    attempts: int,
-    max_steps: int,
-    restore: Callable[[], None],
-    verify: Callable[[], str | None] | None,
-    note: Callable[[str], None] = lambda text: None,
-    history: list[Message] | None = None,
-) -> RunResult:
-    """Run `task` in up to `attempts` fresh attempts sharing `max_steps`; `new_agent(steps, attempt)` builds
-    one attempt's agent (its own sampling seed: the same seed and a fresh context would repeat the attempt),
-    `restore()` puts the workspace back as the task found it. A resumed conversation (`history`) goes on as one
-    attempt with all the steps."""
-    attempts = min(attempts, max(1, max_steps // MIN_STEPS))
-    if history or attempts <= 1:
-        return new_agent(max_steps, 1).run(task, history)
-    started, stats, spent = time.monotonic(), RunStats(), 0
-    share, why = math.ceil(max_steps / attempts), ""
-    for number in range(1, attempts + 1):
-        steps = max_steps - spent if number == attempts else min(share, max_steps - spent)
-        agent = new_agent(steps, number)
-        result = agent.run(f"{task}\n\n{RETRY_NOTE.format(why=why)}" if why else task)
-        add_stats(stats, result.stats)
-        spent += result.stats.steps
-        if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
-            break
-        why = failure(result, verify() if verify else None)
-        note(
-            f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
-            f"attempt {number + 1} with a fresh context"
+class FreshAttempts(Strategy):
+    """Around the loop: the run's `max_steps` split over up to `attempts` attempts; one that ends without a
+    verified `finish` is undone and the next starts with a fresh conversation, told what went wrong. Applies
+    where the workspace can be put back and the steps allow two attempts of MIN_STEPS; a resumed
+    conversation goes on as one attempt."""
+
+    name = "fresh attempts"
+
+    def applies(self, run: Run) -> bool:
+        return (
+            run.restore is not None and not run.history and attempts_for(run.config.attempts, run.config.max_steps) > 1
         )
-        if agent.transcript:
-            agent.transcript.write("restart", attempt=number + 1, why=why)
-        restore()
-    return result.model_copy(
-        update={
-            "stats": stats,
-            "wall_seconds": time.monotonic() - started,
-            "summary": f"{result.summary} (attempt {number} of {attempts})",
-        }
-    )
+
+    def run(self, run: Run, then: Then) -> RunResult:
+        attempts, max_steps = attempts_for(run.config.attempts, run.config.max_steps), run.config.max_steps
+        started, stats, spent = time.monotonic(), RunStats(), 0
+        share, why = math.ceil(max_steps / attempts), ""
+        for number in range(1, attempts + 1):
+            steps = max_steps - spent if number == attempts else min(share, max_steps - spent)
+            if number > 1 and run.gate is not None:
+                run.gate.new_attempt()  # the task's own files again: the examples may refuse as often again
+            seed = None if run.config.seed is None else run.config.seed + SEED_STRIDE * (number - 1)
+            result = then(
+                run.but(
+                    task=f"{run.task}\n\n{RETRY_NOTE.format(why=why)}" if why else run.task,
+                    config=run.config.model_copy(update={"max_steps": steps, "seed": seed}),
+                )
+            )
+            add_stats(stats, result.stats)
+            spent += result.stats.steps
+            if result.status in ("finished", "error") or number == attempts or spent >= max_steps:
+                break
+            why = failure(result, run.verify() if run.verify else None)
+            run.note(
+                f"attempt {number} ended {result.status} ({why.splitlines()[0]}); undoing its changes and starting "
+                f"attempt {number + 1} with a fresh context"
+            )
+            run.transcript.write("restart", attempt=number + 1, why=why)
+            if run.restore:
+                run.restore()
+        return result.model_copy(
+            update={
+                "stats": stats,
+                "wall_seconds": time.monotonic() - started,
+                "summary": f"{result.summary} (attempt {number} of {attempts})",
+            }
+        )
+
+
+def attempts_for(attempts: int, max_steps: int) -> int:
+    """How many attempts `max_steps` allows: each gets at least MIN_STEPS."""
+    return min(attempts, max(1, max_steps // MIN_STEPS))
 
 
 def failure(result: RunResult, check: str | None) -> str:
@@ -78,16 +88,6 @@ def failure(result: RunResult, check: str | None) -> str:
         verdicts = [line.strip() for line in lines if VERDICT.match(line)] or lines[-OUTPUT_LINES:]
         return RETRY_CHECK_FAILED.format(lines="\n".join(verdicts[:OUTPUT_LINES]))
     return RETRY_UNFINISHED.format(summary=result.summary)
-
-
-def add_stats(total: RunStats, part: RunStats) -> None:
-    """Add `part` to `total`; a part after one with steps counts as later turns (its prompts reuse the cache)."""
-    first = total.steps == 0
-    for name in RunStats.model_fields:
-        setattr(total, name, getattr(total, name) + getattr(part, name))
-    if not first:  # every prompt of a later attempt is a later turn of the run
-        total.later_prompt_tokens += part.prompt_tokens - part.later_prompt_tokens
-        total.later_cached_tokens += part.cached_prompt_tokens - part.later_cached_tokens
 
 
 def snapshot_restorer(workspace: Path) -> Callable[[], None]:

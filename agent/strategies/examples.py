@@ -22,6 +22,8 @@ from typing import TypeGuard
 
 from pydantic import BaseModel
 
+from agent.loop import RunResult
+from agent.strategies.base import Run, Strategy, Then, named
 from tools.workspace import iter_files, relative
 
 MOST_FILES = 20
@@ -73,6 +75,39 @@ ASSIGN_RETURN_EXAMPLE = re.compile(
 
 NAMED_FORMS = (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE, ASSIGN_RETURN_EXAMPLE)
 EXAMPLE_FORMS = (PROSE_EXAMPLE, *NAMED_FORMS)
+
+
+class ExampleChecks(Strategy):
+    """Before the loop: where the project has no tests of its own, `finish` is checked against the docstring
+    examples of the stubs the task names, as the run found them (the finish gate runs them)."""
+
+    name = "docstring-example checks"
+
+    def __init__(self) -> None:
+        self.found: list[ModuleExamples] = []
+
+    def applies(self, run: Run) -> bool:
+        if run.gate is None or run.gate.no_tests is not None:
+            return False
+        self.found = for_task(collect(run.workspace), run.task)
+        return bool(self.found)
+
+    def run(self, run: Run, then: Then) -> RunResult:
+        if run.gate is not None:
+            run.gate.given = self.found
+        return then(run)
+
+
+def for_task(modules: list[ModuleExamples], task: str) -> list[ModuleExamples]:
+    """The examples of the stubs `task` names (by file, or by function): a repository's other stubs are not
+    the task's to fill in, and their examples fail before the run as after it."""
+    kept = []
+    for module in modules:
+        chosen = [i for i, owner in enumerate(module.owners) if named(task, module.path, [owner])]
+        if chosen:
+            docstrings, owners = [module.docstrings[i] for i in chosen], [module.owners[i] for i in chosen]
+            kept.append(module.model_copy(update={"docstrings": docstrings, "owners": owners}))
+    return kept
 
 
 class ModuleExamples(BaseModel):

@@ -8,11 +8,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.loop import RunResult
+from agent.strategies.base import Run, Strategy, Then
 from tools.secrets import redact_secrets
 
 BUDGET = 8000  # characters of file contents in the first message, all files together
 WHOLE_PROJECT_FILES = 12  # a project with at most this many files (and within BUDGET) is shown whole
 NOT_SHOWN = {".gitignore", "AGENTS.md", "CLAUDE.md", "package-lock.json", "Cargo.lock", "uv.lock", "poetry.lock"}
+
+
+class FirstLook(Strategy):
+    """Before the loop: every agent of the run shows the files the task is about in its first message."""
+
+    name = "first look"
+
+    def applies(self, run: Run) -> bool:
+        return run.history is None  # a resumed conversation keeps its own first message
+
+    def run(self, run: Run, then: Then) -> RunResult:
+        run = run.but()
+        run.equipment.first_look = files_to_show
+        return then(run)
 
 
 def files_to_show(workspace: Path, files: list[str], task: str) -> dict[str, str]:

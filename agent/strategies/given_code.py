@@ -12,10 +12,33 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.loop import RunResult
+from agent.strategies.base import Run, Strategy, Then
 from agent.strategies.examples import MOST_FILES, is_stub, python_sources
 
 # a stub's body, as agent/strategies/examples.py's is_stub reads it: only files with such a line are parsed
 PLACEHOLDER = re.compile(r"raise NotImplementedError|^\s*(pass|\.\.\.)\s*$|:\s*(pass|\.\.\.)\s*$", re.MULTILINE)
+
+
+class GivenCodeChecks(Strategy):
+    """Before the loop: `finish` is refused while a stub the task names is still a stub, or while a name its
+    file defined is gone (the finish gate checks it)."""
+
+    name = "given-code checks"
+
+    def __init__(self) -> None:
+        self.found: dict[str, GivenFile] = {}
+
+    def applies(self, run: Run) -> bool:
+        if run.gate is None or run.gate.no_tests is not None:
+            return False
+        self.found = stub_files(run.workspace, run.task)
+        return bool(self.found)
+
+    def run(self, run: Run, then: Then) -> RunResult:
+        if run.gate is not None:
+            run.gate.stub_files = self.found
+        return then(run)
 
 
 class GivenFile(BaseModel):

@@ -14,9 +14,27 @@ import builtins
 import importlib
 import sys
 
+from agent.loop import RunResult
+from agent.strategies.base import Run, Strategy, Then
+
 IMPORTED_FOR_EFFECT = {"this", "antigravity"}  # standard modules that print or open a browser when imported
 # where a bare name is looked up, in this order (the first module that has it wins)
 NAME_SOURCES = ("typing", "math", "collections", "itertools", "functools", "heapq", "bisect", "statistics")
+
+
+class MissingImports(Strategy):
+    """Around the whole-file answers of a run on stubs (agent/strategies/one_shot.py): each Python answer gets
+    the standard-library imports it uses and forgot, before it is checked."""
+
+    name = "missing imports"
+
+    def applies(self, run: Run) -> bool:
+        return run.gate is not None and bool(run.gate.given)
+
+    def run(self, run: Run, then: Then) -> RunResult:
+        run = run.but()
+        run.equipment.answer_fixes.append(add_missing_imports)
+        return then(run)
 
 
 def add_missing_imports(code: str) -> str:

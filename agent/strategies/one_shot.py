@@ -14,16 +14,18 @@ from __future__ import annotations
 import ast
 import re
 import time
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from agent.checks import FinishGate
-from agent.config import Config
+from agent.loop import RunResult, RunStats
+from agent.prompt import task_message
+from agent.strategies.base import Run, Strategy, Then, add_stats, named
 from agent.strategies.given_code import top_level_names
-from agent.loop import Agent, RunResult, RunStats
-from agent.strategies.missing_imports import add_missing_imports
-from agent.session import Transcript
 from agent.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
-from inference.backend import CUT, Completion
+from inference.backend import CUT, Completion, Message, Sampling
+from tools.workspace import iter_files, relative
+
+if TYPE_CHECKING:
+    from agent.checks import FinishGate
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
@@ -35,8 +37,31 @@ ANSWER_SEED_STRIDE = 100
 NOTE_CHARS = 800  # a failure note's length at most: the failing example, not a page of output
 
 
+class OneShots(Strategy):
+    """Before the loop: up to `one_shots` whole-file answers for the one stub file the task names; the first
+    that passes the finish gate is the run's result. When none does, the loop runs (with
+    `steps_after_one_shots` steps at most) from the file as the task gave it."""
+
+    name = "one-shot answers"
+
+    def applies(self, run: Run) -> bool:
+        gate = run.gate
+        if gate is None or run.history or run.config.one_shots < 1 or len(gate.given) != 1:
+            return False
+        return named(run.task, gate.given[0].path, gate.given[0].owners)
+
+    def run(self, run: Run, then: Then) -> RunResult:
+        answered, asked = try_one_shots(run)
+        if answered:
+            return answered
+        steps = min(run.config.max_steps, run.config.steps_after_one_shots)
+        result = then(run.but(config=run.config.model_copy(update={"max_steps": steps})))
+        add_stats(asked, result.stats)
+        return result.model_copy(update={"stats": asked})
+
+
 def stub_file(gate: FinishGate) -> str | None:
-    """The one file whose stubs the task gives (with examples), or None: one-shot answers are for that case."""
+    """The one file whose stubs the task names (with examples), or None: one-shot answers are for that case."""
     return gate.given[0].path if len(gate.given) == 1 else None
 
 
@@ -55,53 +80,56 @@ def python(code: str) -> str | None:
     return code if code.strip() else None
 
 
-def try_one_shots(
-    new_agent: Callable[[], Agent],
-    task: str,
-    gate: FinishGate | None,
-    config: Config,
-    transcript: Transcript | None = None,
-) -> tuple[RunResult | None, RunStats]:
-    """Up to `config.one_shots` answers for the gate's stub file, asked through the agent `new_agent()` builds
-    (only when there is such a file); the first that passes the gate stays written and is the run's result.
-    None (the file as it was) when none passes or there is no stub file (or gate); the stats count every
-    answer either way."""
-    started, stats, count = time.monotonic(), RunStats(), config.one_shots
+def try_one_shots(run: Run) -> tuple[RunResult | None, RunStats]:
+    """Up to `one_shots` answers for the gate's stub file, each asked in a conversation of its own (the run's
+    first message and the question, no tool protocol: it leaves no trace in the loop's conversation, and the
+    engine's cache serves the shared prompt); the first that passes the gate stays written and is the run's
+    result. None (the file as it was) when none passes; the stats count every answer either way."""
+    started, stats, count, config = time.monotonic(), RunStats(), run.config.one_shots, run.config
+    gate = run.gate
     name = stub_file(gate) if gate else None
     if gate is None or name is None or count < 1:
         return None, stats
-    agent = new_agent()
-    path = agent.ctx.workspace / name
+    path = run.workspace / name
     given = path.read_text(encoding="utf-8")
-    question = ONE_SHOT_REQUEST.format(path=name)
-    seed, problem = agent.sampling.seed, None  # problem: what the last answer failed
+    question, first = ONE_SHOT_REQUEST.format(path=name), _first_message(run)
+    problem = None  # what the last answer failed
     for number in range(1, count + 1):
-        if agent.events:  # the answer is not streamed to the display: say what the wait is for
-            agent.events.on_note(f"asking for {name} whole in one reply (one-shot answer {number} of {count}) ...")
-        reply = agent.aside(
-            task,
-            question if problem is None or not config.one_shot_notes else f"{question}\n\n{failure_note(problem)}",
-            ONE_SHOT_SYSTEM,
+        run.note(f"asking for {name} whole in one reply (one-shot answer {number} of {count}) ...")
+        asked = question if problem is None or not config.one_shot_notes else f"{question}\n\n{failure_note(problem)}"
+        sampling = Sampling(
+            temperature=config.temperature if number == 1 else max(config.temperature, LATER_TEMPERATURE),
             max_tokens=config.max_tokens,
-            temperature=None if number == 1 else max(agent.sampling.temperature, LATER_TEMPERATURE),
-            seed=None if seed is None else answer_seed(seed, number),
+            seed=None if config.seed is None else answer_seed(config.seed, number),
         )
+        messages = [
+            Message(role="system", content=ONE_SHOT_SYSTEM),
+            Message(role="user", content=f"{first}\n\n{asked}"),
+        ]
+        watch = run.equipment.watch() if run.equipment.watch else None
+        reply = run.backend.complete(messages, None, sampling, watch)
         stats.add(reply.timings, step=False)
         stats.one_shots += 1
         try:
-            problem = _check(agent, reply, name, given, gate)
+            problem = _check(run, reply, name, given, gate)
         except BaseException:  # Ctrl-C while the answer is checked: the file as the task gave it
             path.write_text(given, encoding="utf-8")
             raise
-        _record(agent, transcript, number, count, reply, problem)
+        _record(run, number, count, reply, problem)
         if problem is None:
             summary = f"one-shot answer {number} of {count} for {name} passes the task's check"
             result = RunResult(status="finished", summary=summary, stats=stats, wall_seconds=time.monotonic() - started)
-            if transcript:
-                transcript.write("end", result=result.model_dump())
+            run.transcript.write("end", result=result.model_dump())
             return result, stats
         path.write_text(given, encoding="utf-8")
     return None, stats
+
+
+def _first_message(run: Run) -> str:
+    """The run's first message as the loop would start it: the files, those the task is about, the task."""
+    files = [relative(run.workspace, p) for p in iter_files(run.workspace, run.workspace)]
+    look = run.equipment.first_look
+    return task_message(run.task, files, look(run.workspace, files, run.task) if look else None)
 
 
 def answer_seed(seed: int, number: int) -> int:
@@ -115,9 +143,9 @@ def failure_note(problem: str) -> str:
     return ONE_SHOT_NOTE.format(failure="\n".join(lines)[:NOTE_CHARS])
 
 
-def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:
+def _check(run: Run, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:
     """What is wrong with this answer (written to the file `name` and checked by the gate), or None."""
-    path = agent.ctx.workspace / name
+    path = run.workspace / name
     code = code_in(reply.text)
     if code is None:
         if reply.finish_reason == CUT:
@@ -127,18 +155,15 @@ def _check(agent: Agent, reply: Completion, name: str, given: str, gate: FinishG
     missing = top_level_names(given) - top_level_names(code)
     if missing:
         return f"it leaves out {', '.join(sorted(missing))}"
-    code = add_missing_imports(code)  # HumanEval/106: three right answers, each without `import math`
+    for fix in run.equipment.answer_fixes:  # e.g. agent/strategies/missing_imports.py
+        code = fix(code)
     path.write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
     return gate.verdict()  # examples get 30 s at most there (checks.EXAMPLES_SECONDS)
 
 
-def _record(
-    agent: Agent, transcript: Transcript | None, number: int, count: int, reply: Completion, problem: str | None
-) -> None:
+def _record(run: Run, number: int, count: int, reply: Completion, problem: str | None) -> None:
     verdict = "passes the check" if problem is None else f"fails: {problem.strip().splitlines()[0]}"
-    if agent.events:
-        agent.events.on_note(f"one-shot answer {number} of {count} ({reply.timings.completion_tokens} tok) {verdict}")
-    if transcript:
-        transcript.write(
-            "one_shot", number=number, text=reply.text, problem=problem, timings=reply.timings.model_dump()
-        )
+    run.note(f"one-shot answer {number} of {count} ({reply.timings.completion_tokens} tok) {verdict}")
+    run.transcript.write(
+        "one_shot", number=number, text=reply.text, problem=problem, timings=reply.timings.model_dump()
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.checks import DOCTEST_REFUSALS, FinishGate
 from agent.config import Config
+from agent.strategies import examples
 
 STUB = '''from typing import List
 
@@ -23,6 +24,7 @@ def test_examples_that_give_another_value_refuse_finish_only_so_often(tmp_path):
     DOCTEST_REFUSALS times, then lets it through; a one-shot answer's check (no budget) always refuses."""
     (tmp_path / "solution.py").write_text(STUB)
     gate = FinishGate(tmp_path, Config())
+    gate.given = examples.collect(tmp_path)  # as the example checks arm it for a task that names the stub
     (tmp_path / "solution.py").write_text(STUB.replace("raise NotImplementedError", "return [2, 2]"))
     verdicts = [gate() for _ in range(DOCTEST_REFUSALS + 1)]
     assert all(v and "Expected:\n    [2, 1]\nGot:\n    [2, 2]" in v for v in verdicts[:-1]) and verdicts[-1] is None
@@ -36,6 +38,7 @@ def test_code_that_raises_or_does_not_import_is_refused_every_time(tmp_path):
     wrong example, so it never wears the budget out."""
     (tmp_path / "solution.py").write_text(STUB)
     gate = FinishGate(tmp_path, Config())
+    gate.given = examples.collect(tmp_path)  # as the example checks arm it for a task that names the stub
     (tmp_path / "solution.py").write_text(STUB.replace("from typing import List\n", ""))
     verdicts = [gate() for _ in range(DOCTEST_REFUSALS + 2)]
     assert all(v and "NameError: name 'List' is not defined" in v for v in verdicts)

@@ -6,6 +6,8 @@ import json
 
 from agent.loop import NO_CALL_NUDGE, REPEAT_HELP, Agent
 from agent.session import Transcript, new_transcript_path, read_transcript
+from agent.strategies.first_look import files_to_show  # the loop takes these as plain hooks (agent/strategies/)
+from agent.strategies.repetition import new_guard
 from inference.backend import BackendError, Completion, Timings
 from tools.base import ToolContext
 from tools.files import file_tools
@@ -138,7 +140,7 @@ def test_runs_started_together_never_share_a_transcript(tmp_path, monkeypatch):
 def test_a_reply_that_loops_is_cut_while_streaming_and_sampled_again(scripted, tmp_path):
     looping = "<write_file><path>t.py</path><content>\n" + "".join(f"assert f({n}) == {n * n}\n" for n in range(400))
     backend = scripted([looping, FINISH])
-    result = make_agent(backend, tmp_path).run("task")
+    result = make_agent(backend, tmp_path, watch=new_guard).run("task")
     assert result.status == "finished" and not (tmp_path / "t.py").exists()
     assert backend.calls[1]["sampling"].temperature > backend.calls[0]["sampling"].temperature
     assert all("f(399)" not in m.content for m in backend.calls[1]["messages"])  # the loop never entered the history
@@ -147,7 +149,7 @@ def test_a_reply_that_loops_is_cut_while_streaming_and_sampled_again(scripted, t
 def test_the_first_message_shows_the_files_of_a_small_project(scripted, tmp_path):
     (tmp_path / "solution.py").write_text('def f(x):\n    """Return x squared."""\n    raise NotImplementedError\n')
     backend = scripted([FINISH])
-    make_agent(backend, tmp_path).run("Implement f in solution.py")
+    make_agent(backend, tmp_path, first_look=files_to_show).run("Implement f in solution.py")
     first = backend.calls[0]["messages"][1].content
     assert 'solution.py:\n```\ndef f(x):\n    """Return x squared."""' in first
 
@@ -171,7 +173,7 @@ def test_file_contents_that_do_not_fit_the_context_leave_the_first_message(tmp_p
             return Completion(text=FINISH, timings=Timings())
 
     backend = SmallContext()
-    result = make_agent(backend, tmp_path).run("Read big.txt and say what is in it")
+    result = make_agent(backend, tmp_path, first_look=files_to_show).run("Read big.txt and say what is in it")
     assert result.status == "finished" and len(backend.calls) == 2
     assert (
         "row\nrow" in backend.calls[0][1] and "row\nrow" not in backend.calls[1][1] and "big.txt" in backend.calls[1][1]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from agent.strategies import given_code
+from pathlib import Path
+
 from agent.checks import DOCTEST_REFUSALS, FinishGate
 from agent.config import Config
+from agent.strategies import given_code
 
 CYCLIC = '''def encode_cyclic(s: str) -> str:
     """Rotate each group of three characters left by one."""
@@ -22,6 +24,13 @@ DECODE = '''def decode_cyclic(s: str) -> str:
     groups = [s[i : i + 3] for i in range(0, len(s), 3)]
     return "".join(g[-1] + g[:-1] if len(g) == 3 else g for g in groups)
 '''
+
+
+def armed(workspace: Path, task: str) -> FinishGate:
+    """The finish gate as a run on `task` starts it: armed with the stubs the task names."""
+    gate = FinishGate(workspace, Config(), task=task)
+    gate.stub_files = given_code.stub_files(workspace, task)
+    return gate
 
 
 def test_top_level_names_are_functions_and_classes_not_methods():
@@ -42,14 +51,14 @@ def test_stubs_the_task_does_not_name_are_not_its_to_fill_in(tmp_path):
     (tmp_path / "solution.py").write_text(CYCLIC)
     assert list(given_code.stub_files(tmp_path, TASK)) == ["solution.py"]
     assert given_code.stub_files(tmp_path, "Rename Shape to Form") == {}
-    assert FinishGate(tmp_path, Config(), task="Add a docstring to shapes.py")() is None
+    assert armed(tmp_path, "Add a docstring to shapes.py")() is None
 
 
 def test_a_finish_that_drops_a_function_the_task_gave_is_refused_as_a_wrong_value_is(tmp_path):
     """HumanEval/38: the loop finished with only decode_cyclic; the task's check calls encode_cyclic. A task
     may ask to remove or rename one, so `finish` is refused DOCTEST_REFUSALS times, a one-shot answer always."""
     (tmp_path / "solution.py").write_text(CYCLIC)
-    gate = FinishGate(tmp_path, Config(), task=TASK)
+    gate = armed(tmp_path, TASK)
     (tmp_path / "solution.py").write_text(DECODE)
     verdicts = [gate() for _ in range(DOCTEST_REFUSALS + 1)]
     assert all(v and "solution.py: encode_cyclic" in v and "keep them" in v for v in verdicts[:-1])
@@ -61,7 +70,7 @@ def test_a_finish_that_drops_a_function_the_task_gave_is_refused_as_a_wrong_valu
 def test_a_finish_that_leaves_a_given_stub_a_stub_is_refused(tmp_path):
     """HumanEval/38 again: told encode_cyclic was gone, the model put the file back as given, stub and all."""
     (tmp_path / "solution.py").write_text(CYCLIC)
-    gate = FinishGate(tmp_path, Config(), task=TASK)
+    gate = armed(tmp_path, TASK)
     verdict = gate()
     assert (
         verdict and "Still stubs" in verdict and "solution.py: decode_cyclic" in verdict and "no longer" not in verdict
@@ -74,6 +83,6 @@ def test_a_finish_that_leaves_a_given_stub_a_stub_is_refused(tmp_path):
 def test_a_project_with_tests_is_judged_by_its_tests(tmp_path):
     (tmp_path / "solution.py").write_text(CYCLIC)
     (tmp_path / "test_solution.py").write_text("def test_nothing():\n    assert True\n")
-    gate = FinishGate(tmp_path, Config(), task=TASK)
+    gate = armed(tmp_path, TASK)
     (tmp_path / "solution.py").write_text(DECODE)
     assert gate() is None
