@@ -1,4 +1,4 @@
-from agent.strategies.repetition import RepetitionGuard, repeats_line_shapes, repeats_verbatim
+from agent.strategies.repetition import RepetitionGuard, repeats_block, repeats_line_shapes, repeats_verbatim
 
 VARIED_TESTS = "\n".join(
     [
@@ -65,3 +65,21 @@ def test_ordinary_code_and_varied_tests_are_not_cut():
     assert not repeats_line_shapes(VARIED_TESTS) and not repeats_verbatim(VARIED_TESTS)
     prose = " ".join(f"Step {i} reads file number {i} and checks its {w}." for i, w in enumerate(["size", "mode"] * 30))
     assert stream(prose) is None
+
+
+PARSER = """    parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--name", default="")
+    args = parser.parse_args()
+    if args.count < 1:
+        parser.error("count must be positive")
+"""
+
+
+def test_a_block_written_again_and_again_is_cut_and_one_written_twice_is_not():
+    """Six lines have six shapes (too many for the near-identical-lines check) and a period longer than the
+    verbatim check's: repeated three times in a row, they are a loop; twice, they may be meant."""
+    assert repeats_block("def main():\n" + PARSER * 3 + "x")
+    assert not repeats_block("def main():\n" + PARSER * 2 + "    run(args)\n" + PARSER + "x")
+    assert stream("def main():\n" + PARSER * 2 + VARIED_TESTS) is None
+    cut = stream("def main():\n" + PARSER * 40)
+    assert cut is not None and cut < len(PARSER) * 5
