@@ -223,10 +223,9 @@ class BenchReport(BaseModel):
         return "\n".join(lines)
 
     def chart(self, path: Path) -> None:
-        import matplotlib
+        from inference.extras import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         workloads = list(dict.fromkeys(r.workload for r in self.rows))
         targets = list(dict.fromkeys(r.target for r in self.rows))

@@ -107,10 +107,9 @@ def table(rows: list[dict], command: str) -> str:
 
 
 def chart(rows: list[dict], path: Path) -> None:
-    import matplotlib
+    from inference.extras import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     slots = [str(r["slots"]) for r in rows]

@@ -109,10 +109,9 @@ def totals_table(summaries: list[EvalSummary]) -> str:
 
 def chart(summaries: list[EvalSummary], path: Path, title: str) -> None:
     """Pass rate and wall time per solved task, one bar per run: what a user weighs against each other."""
-    import matplotlib
+    from inference.extras import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [s.label.replace(": ", ":\n").replace(" · ", "\n") for s in summaries]  # one part per line
     fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 3 * len(labels)), 4.5))
