@@ -36,6 +36,18 @@ class ConfigError(UserError, ValueError):
     pass
 
 
+# Settings tuned for one benchmark, applied by its suite (`agent eval humaneval`) or chosen with `preset = NAME`
+# (`--preset NAME`): each value sits beneath every layer, so a setting given anywhere still wins over it. The
+# defaults serve any task; a preset is what measured best on its benchmark and nowhere else.
+PRESETS: dict[str, dict[str, Any]] = {
+    # HumanEval: one stub file per task, checked by its docstring's examples. Measured there (docs/eval.md): the
+    # model answering whole solves as many problems as the loop at a quarter of the wall time, more answers
+    # sampled hotter solve more, and the loop after a dozen failed answers rarely wins; its problems write
+    # examples in prose (`f(2) => 4`) more often than with `>>>`.
+    "humaneval": {"one_shots": 12, "steps_after_one_shots": 1, "prose_examples": True},
+}
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -51,11 +63,13 @@ class Config(BaseModel):
     max_steps: int = Field(25, ge=1)
     attempts: int = Field(
         3, ge=1
-    )  # fresh attempts sharing max_steps, when one ends unverified (agent/strategies/attempts.py)
-    one_shots: int = Field(
-        12, ge=0
-    )  # whole-file answers tried before the loop for one stub file (agent/strategies/one_shot.py)
-    steps_after_one_shots: int = Field(1, ge=1)  # the loop's steps when every one-shot answer failed its check
+    )  # fresh attempts sharing max_steps, when one ends unverified (strategies/attempts.py)
+    preset: Literal["humaneval"] | None = None  # a benchmark's settings beneath these (PRESETS)
+    # whole-file answers asked before the loop, where the task names one stub file with examples
+    # (agent/strategies/one_shot.py): one answer costs one reply, and the loop then has all its steps
+    one_shots: int = Field(1, ge=0)
+    steps_after_one_shots: int | None = Field(None, ge=1)  # the loop's steps after failed answers (None: max_steps)
+    prose_examples: bool = False  # examples written in prose count as the stubs' check (prose_examples.py)
     one_shot_notes: bool = False  # each one-shot answer after a failed one is told what the last one failed
     max_tokens: int = Field(2048, ge=1)
     temperature: float = Field(0.2, ge=0)
@@ -270,6 +284,8 @@ def _validate(layers: list[_Layer]) -> Config:
     for layer in layers:
         merged.update(layer.values)
         where.update(dict.fromkeys(layer.values, layer.source))
+    preset = PRESETS.get(str(merged.get("preset")), {})  # an unknown name is the validation's error below
+    merged = {**preset, **merged}
     try:
         return Config.model_validate(merged)
     except ValidationError as exc:

@@ -66,6 +66,17 @@ Sandbox = Annotated[
         ),
     ),
 ]
+# The names of agent/config.py's PRESETS (tests/agent/test_config.py checks they are the same), as a Literal for
+# the same reason as SandboxMode.
+PresetName = Literal["humaneval"]
+Preset = Annotated[
+    Optional[PresetName],
+    typer.Option(
+        "--preset",
+        help="A benchmark's settings beneath yours (humaneval: up to 12 whole-file answers for a named stub, prose "
+        "docstring examples checked). The defaults serve any task.",
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress stays on stderr).")]
 OutputFormat = Annotated[
     Optional[Literal["text", "json", "stream-json"]],

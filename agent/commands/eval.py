@@ -75,7 +75,14 @@ def run_cmd(
         raise UserError("--agent-command goes with --mode command (and --mode command needs it)")
     seed_list = _seeds(seeds)
     tasks = _chosen(load_suite(suite), only)[:limit]
-    config = load_config(None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False))
+    from agent.evals.humaneval import PRESET
+    from inference.extras import pyplot
+
+    pyplot()  # the report's chart: a missing package is said now, not after the runs
+    # a built-in suite is a benchmark: its preset's settings apply beneath any the user gives
+    preset = PRESET if suite in BUILT_IN else None
+    flags = dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, mcp=False, preset=preset)
+    config = load_config(None, flags)
     backend_label = config.endpoint or (f"profile {config.profile}" if config.profile else config.model)
     settings = EvalSettings(
         suite=suite,

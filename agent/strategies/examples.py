@@ -1,17 +1,13 @@
-"""The docstring examples of the functions a run starts as stubs, kept as the run found them: doctest's
-`>>>` form, calls written in prose (`f(1, 4) => true`, `f([1, 2]) == 3`, `f('hi') returns 'lm'`: more than
-half of HumanEval's problems give their examples so; also under another name, with bare words or after a
-worked sum), and arguments given by name (`For lst = [1, 2] the output should be 3`, `Input: arr = [1], k =
-1` then `Output: [1]`, `arr = [1]` then `return [1]`).
+"""The docstring examples of the functions a run starts as stubs, kept as the run found them: doctest's `>>>`
+form, and with the `humaneval` preset also examples written in prose (agent/strategies/prose_examples.py).
 
 Without tests, the examples are what `finish` is checked against. A small model whose code fails an example
-edits the example instead (seen in HumanEval runs: `(2.0, 2.2)` rewritten to what the code returned), so the
+edits the example instead (seen in benchmark runs: `(2.0, 2.2)` rewritten to what the code returned), so the
 check runs the examples the stubs had when the run started, against the code as it is now."""
 
 from __future__ import annotations
 
 import ast
-import builtins
 import doctest
 import inspect
 import re
@@ -24,6 +20,7 @@ from pydantic import BaseModel
 
 from agent.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then, named
+from agent.strategies.prose_examples import PROSE_FORMS, named_examples, parameter_names, prose_examples
 from tools.workspace import iter_files, relative
 
 MOST_FILES = 20
@@ -48,35 +45,6 @@ sys.exit(2 if runner.raised else 1 if runner.failures else 0)
 RAISED = 2  # RUNNER's exit code when an example raised
 
 
-# A call and what it returns, written in prose: maybe a bullet, `for` or `assert` first, then `name(literal
-# arguments)`, an arrow, `==`, `=`, `returns` (maybe after a `#`), then a value
-PROSE_EXAMPLE = re.compile(
-    r"^[ \t]*(?:(?:[*-]|for|assert)[ \t]+)?(?P<call>[A-Za-z_]\w*\(.*\))[ \t]*(?:\#[ \t]*)?"
-    r"(?P<arrow>==>|==|=>|->|➞|=|returns|should return)[ \t]*>?[ \t]*(?P<want>.+?)[ \t]*$",
-    re.M,
-)
-# The arguments by name and the value, without the call: `For lst = [1, 2] the output should be 3`, ...
-NAMED_EXAMPLE = re.compile(
-    r"^[ \t]*for[ \t]+(?P<arguments>.+?),?[ \t]+the (?:output|result) should be[ \t]+(?P<want>.+?)[ \t]*$",
-    re.M | re.I,
-)
-# ... `Input: arr = [1, 2], k = 1` (or only the value, for one parameter; or one argument a line below it)
-# with `Output: [2]` on a later line
-INPUT_OUTPUT_EXAMPLE = re.compile(
-    r"^[ \t]*Input:[ \t]*\n?(?P<arguments>(?:[ \t]*\S.*\n)+?)(?:[ \t]*\n)*[ \t]*Output:[ \t]*(?P<want>\S.*?)[ \t]*$",
-    re.M,
-)
-# ... and `arr = [2, 1]`, maybe `-> sort arr -> [1, 2]` lines, then `return [1, 2]` (HumanEval/105)
-ASSIGN_RETURN_EXAMPLE = re.compile(
-    r"^[ \t]*(?P<arguments>[A-Za-z_]\w*[ \t]*=[ \t]*\S.*?)[ \t]*\n(?:[ \t]*->.*\n)*"
-    r"[ \t]*return[ \t]*=?[ \t]*(?P<want>\S.*?)[ \t]*$",
-    re.M,
-)
-
-NAMED_FORMS = (NAMED_EXAMPLE, INPUT_OUTPUT_EXAMPLE, ASSIGN_RETURN_EXAMPLE)
-EXAMPLE_FORMS = (PROSE_EXAMPLE, *NAMED_FORMS)
-
-
 class ExampleChecks(Strategy):
     """Before the loop: where the project has no tests of its own, `finish` is checked against the docstring
     examples of the stubs the task names, as the run found them (the finish gate runs them)."""
@@ -89,7 +57,7 @@ class ExampleChecks(Strategy):
     def applies(self, run: Run) -> bool:
         if run.gate is None or run.gate.no_tests is not None:
             return False
-        self.found = for_task(collect(run.workspace), run.task)
+        self.found = for_task(collect(run.workspace, prose=run.config.prose_examples), run.task)
         return bool(self.found)
 
     def run(self, run: Run, then: Then) -> RunResult:
@@ -116,6 +84,7 @@ class ModuleExamples(BaseModel):
     names: list[str] = []  # the module's top-level functions: prose examples call one of them
     owners: list[str] = []  # per docstring, the function it documents (examples by argument name call it)
     parameters: dict[str, list[str]] = {}  # each top-level function's positional parameters
+    prose_forms: bool = False  # examples written in prose count too (agent/strategies/prose_examples.py)
 
     def examples(self) -> list[tuple[str, str]]:
         """Each example's source and expected output: what must not change (the prose around them may)."""
@@ -123,7 +92,9 @@ class ModuleExamples(BaseModel):
         return given + self.prose()
 
     def prose(self) -> list[tuple[str, str]]:
-        """The examples written in prose: calls with their values, and arguments by name with theirs."""
+        """The examples written in prose (with `prose_forms`): calls with their values, and arguments by name."""
+        if not self.prose_forms:
+            return []
         found, names, placeholders = [], set(self.names), parameter_names(self.parameters)
         for docstring, owner in zip(self.docstrings, self.owners):
             found += prose_examples(docstring, names, owner, placeholders)
@@ -132,141 +103,11 @@ class ModuleExamples(BaseModel):
 
 
 def doctest_examples(docstring: str) -> list[doctest.Example]:
-    """The `>>>` examples, none where doctest cannot read them (inconsistent indentation, as in HumanEval/51)."""
+    """The `>>>` examples, none where doctest cannot read them (inconsistent indentation)."""
     try:
         return doctest.DocTestParser().get_examples(docstring)
     except ValueError:
         return []
-
-
-def prose_examples(
-    docstring: str, names: set[str], owner: str | None = None, placeholders: frozenset[str] = frozenset()
-) -> list[tuple[str, str]]:
-    """The prose examples in `docstring`: (call, expected value) as Python source, where the call is to one of
-    `names` with literal arguments and the value reads as a literal (`true` is True, a final `.` dropped,
-    `("Venus")` a one-tuple); lines that do not read so are prose. A docstring that also writes a formula with
-    `=` (`tri(n) = 1 + n / 2`, HumanEval/130) uses `=` for mathematics: none of its `=` lines is an example.
-    A call of a name the module does not define (nor Python) calls the docstring's `owner`: the docstring
-    was written for another name (`list_sort` for `sorted_list_sum`, HumanEval/149); a bare word in a call is
-    a string (`is_happy(abcd) => True`, HumanEval/80) unless it is one of the `placeholders` (the parameters'
-    names: `f(x, 2) => false` is prose)."""
-    found: list[tuple[str, str, bool]] = []
-    formulas = False
-    for match in PROSE_EXAMPLE.finditer(docstring):
-        call, want, equals = (
-            _call(match.group("call"), names, owner, placeholders),
-            _literal(match.group("want")),
-            match.group("arrow") == "=",
-        )
-        if want is not None and call is not None:
-            found.append((call, want, equals))
-        else:
-            formulas |= equals
-    return [(call, want) for call, want, equals in found if not (equals and formulas)]
-
-
-def parameter_names(parameters: dict[str, list[str]]) -> frozenset[str]:
-    """The parameters' names: in a prose call they stand for a value (`f(x, 2)`), not for a string."""
-    return frozenset(name for names in parameters.values() for name in names)
-
-
-def named_examples(docstring: str, function: str, parameters: list[str]) -> list[tuple[str, str]]:
-    """The examples that give the arguments by parameter name (`For s = "ab", c = "b" the result should be
-    'a'`, `Input: arr = [1], k = 1` ... `Output: [1]`), as calls of `function` with their expected values;
-    where not every parameter has a literal value, it is prose."""
-    found = []
-    for pattern in NAMED_FORMS:
-        for match in pattern.finditer(docstring):
-            values, want = _named_arguments(match.group("arguments"), parameters), _literal(match.group("want"))
-            if values is not None and want is not None:
-                found.append((f"{function}({', '.join(values)})", want))
-    return found
-
-
-def _named_arguments(text: str, parameters: list[str]) -> list[str] | None:
-    """Each parameter's literal in `text` (`x = 1, y = [2, 3]`; a lone literal for a lone parameter), in order."""
-    if len(parameters) == 1 and _shortest_literal(text.strip()) == text.strip():
-        return [text.strip()]
-    values = []
-    for name in parameters:
-        # the name as written, or with a word before it (HumanEval/115's `bucket_capacity` for `capacity`)
-        assigned = re.search(rf"(?<![\w.])(?:[A-Za-z]\w*_)?{re.escape(name)}[ \t]*[=:][ \t]*(?P<rest>.*)", text)
-        value = _shortest_literal(assigned.group("rest")) if assigned else None
-        if value is None:
-            return None
-        values.append(value)
-    return values or None
-
-
-def _shortest_literal(text: str) -> str | None:
-    """The shortest beginning of `text` that ends at a comma (or at the end) and is a Python literal."""
-    cuts = [i for i, c in enumerate(text) if c == ","] + [len(text)]
-    for cut in cuts:
-        candidate = text[:cut].strip()
-        try:
-            ast.literal_eval(candidate)
-        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-            continue
-        return candidate
-    return None
-
-
-def _arithmetic(text: str) -> float | None:
-    """The value of a sum of numbers (`19 - 5 - 6`), None for anything else."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.USub, ast.Constant)
-    if not all(isinstance(n, allowed) for n in ast.walk(tree)):
-        return None
-    if not all(isinstance(n.value, int | float) for n in ast.walk(tree) if isinstance(n, ast.Constant)):
-        return None
-    return eval(compile(tree, "<sum>", "eval"), {"__builtins__": {}})  # numbers, + - * only: checked above
-
-
-def _call(source: str, names: set[str], owner: str | None, placeholders: frozenset[str]) -> str | None:
-    """`source` as a call of one of `names` (or of `owner`, for a name nobody defines) with literal arguments,
-    a bare word (not a placeholder) taken as a string; None when it is not one."""
-    try:
-        call = ast.parse(source, mode="eval").body
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
-            return None
-        renamed = call.func.id not in names
-        if renamed and (owner is None or hasattr(builtins, call.func.id)):
-            return None
-        words = [a for a in call.args if isinstance(a, ast.Name) and a.id.isalpha() and a.id not in placeholders]
-        call.args = [ast.Constant(a.id) if a in words else a for a in call.args]
-        for argument in [*call.args, *(k.value for k in call.keywords)]:
-            ast.literal_eval(argument)
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return None
-    if not renamed and not words:
-        return source  # as written
-    if renamed and owner:
-        call.func.id = owner
-    return ast.unparse(call)
-
-
-def _literal(text: str) -> str | None:
-    """The expected value as Python source, or None when the text is not a literal (`n - 1`); a sum worked out
-    before it (`19 - 5 - 6 = 8`, HumanEval/67) leaves the literal at its end, where the sum is right."""
-    text = re.sub(r"\s+#.*$", "", text).strip().rstrip(".").strip()
-    worked, _, result = text.rpartition("=")
-    value = _arithmetic(worked) if worked else None
-    if value is not None and value == _arithmetic(result):
-        text = result.strip()
-    for candidate in (text, re.sub(r"\b(true|false)\b", lambda m: m.group(1).capitalize(), text)):
-        try:
-            value, text = ast.literal_eval(candidate), candidate
-            break
-        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-            continue
-    else:
-        return None
-    if text.startswith("(") and text.endswith(")") and not isinstance(value, tuple):
-        return f"({text[1:-1]},)"  # prose's `("Venus")` is a tuple of one
-    return text
 
 
 def python_sources(workspace: Path) -> Iterator[tuple[str, str]]:
@@ -279,20 +120,21 @@ def python_sources(workspace: Path) -> Iterator[tuple[str, str]]:
             yield relative(workspace, path), path.read_text(errors="replace")
 
 
-def collect(workspace: Path) -> list[ModuleExamples]:
-    """The stubs' docstrings with examples in the project's Python files (the first MOST_FILES with some)."""
+def collect(workspace: Path, prose: bool = False) -> list[ModuleExamples]:
+    """The stubs' docstrings with examples in the project's Python files (the first MOST_FILES with some);
+    `prose`: examples written in prose count too (the `humaneval` preset)."""
     found: list[ModuleExamples] = []
     for path, text in python_sources(workspace):
         if len(found) >= MOST_FILES:
             break
-        if ">>>" in text or any(p.search(text) for p in EXAMPLE_FORMS):  # parse only what may have some
-            module = _module_examples(path, text)
+        if ">>>" in text or (prose and any(p.search(text) for p in PROSE_FORMS)):  # parse only what may have some
+            module = _module_examples(path, text, prose=prose)
             if module.docstrings:
                 found.append(module)
     return found
 
 
-def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleExamples:
+def _module_examples(path: str, source: str, stubs_only: bool = True, prose: bool = False) -> ModuleExamples:
     """The docstrings with examples of the module's stubs (functions whose body is only `raise
     NotImplementedError`, `pass` or `...`; `stubs_only=False`: of all functions): a stub's docstring is what
     the task asks for; a working function's may change with it."""
@@ -311,8 +153,10 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
         (d, owner)
         for d, owner in documented
         if doctest_examples(d)
-        or prose_examples(d, known, owner, placeholders)
-        or named_examples(d, owner, parameters.get(owner, []))
+        or (
+            prose
+            and (prose_examples(d, known, owner, placeholders) or named_examples(d, owner, parameters.get(owner, [])))
+        )
     ]
     return ModuleExamples(
         path=path,
@@ -320,12 +164,13 @@ def _module_examples(path: str, source: str, stubs_only: bool = True) -> ModuleE
         names=names,
         owners=[owner for _, owner in with_examples],
         parameters=parameters,
+        prose_forms=prose,
     )
 
 
 def _docstring(function: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> str | None:
     """The function's docstring; as written (escapes such as `\\n` left as they are) where doctest cannot read
-    the docstring Python makes of it: HumanEval/51's `remove_vowels("abcdef\\nghijklm")`, in a docstring that
+    the docstring Python makes of it: `remove_vowels("abcdef\\nghijklm")`, in a docstring that
     is not raw, puts a line break inside the example, which doctest refuses (its module does too)."""
     statement = _docstring_statement(function)
     if statement is None:
@@ -341,7 +186,7 @@ def _docstring(function: ast.FunctionDef | ast.AsyncFunctionDef, source: str) ->
 
 
 def _docstring_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Expr | None:
-    """The function's docstring statement: its first, or the first after imports (HumanEval/115 starts with
+    """The function's docstring statement: its first, or the first after imports (a function may start with
     `import math`, then the docstring, which Python no longer counts as one)."""
     body = _after_imports(function.body)
     return body[0] if body and _is_string(body[0]) else None
@@ -422,7 +267,7 @@ def changed(before: list[ModuleExamples], workspace: Path) -> list[str]:
     for module in before:
         path = workspace / module.path
         source = path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
-        now = _module_examples(module.path, source, stubs_only=False)
+        now = _module_examples(module.path, source, stubs_only=False, prose=module.prose_forms)
         if not set(module.examples()) <= set(now.examples()):
             edited.append(module.path)
     return edited

@@ -1,8 +1,8 @@
 """What the task's stub files gave, as the run found them: the functions and classes each defines at its
-top level, and which functions were stubs; then what a finished run dropped or left a stub. Why: HumanEval/38
-gives `encode_cyclic` working and `decode_cyclic` as a stub without examples; the loop "finished" with a file
+top level, and which functions were stubs; then what a finished run dropped or left a stub. Why: a task that
+gives `encode_cyclic` working and `decode_cyclic` as a stub without examples: the loop "finished" with a file
 that no longer defined `encode_cyclic`, and, told so, with the file put back as given, stub and all. Both
-refuse `finish` (agent/checks.py)."""
+refuse `finish` (agent/checks.py), for the stubs the task names."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The standard-library imports a model's Python answer uses and forgot: `math.factorial(i)` with no `import
 math`, `factorial(i)` with no `from math import factorial`, `List[int]` with no `from typing import List`.
 
-Why: on HumanEval/106 all three one-shot answers were right but for a missing import (`NameError: name 'math'
-is not defined`), and the loop after them did not recover in 8 steps; session 9's HumanEval/6 had `List`
+Why: a benchmark problem's three one-shot answers were all right but for a missing import (`NameError: name
+'math' is not defined`), and the loop after them did not recover in 8 steps; another answer used `List`
 undefined. Adding the line is what any editor's quick fix does. Only names the module binds nowhere (in any
 scope, as a variable, parameter, def, class or import) and that are not builtins are looked up, so a name the
 code defines itself is never shadowed."""

