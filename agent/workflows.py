@@ -231,7 +231,19 @@ def run_agent(
                     watch=equipment.watch,
                 )
 
-            run = Run(workspace, task, config, backend, transcript, build, gate, check, history, restore, note)
+            run = Run(
+                workspace,
+                task,
+                config,
+                backend,
+                transcript,
+                build,
+                gate=gate,
+                verify=check,
+                history=history,
+                restore=restore,
+                note=note,
+            )
             return run_chain(strategies(), run, the_loop), path
     except KeyboardInterrupt:
         raise RunInterrupted(path) from None

@@ -82,7 +82,7 @@ class Strategy(ABC):
 
 def run_chain(strategies: Sequence[Strategy], run: Run, loop: Then) -> RunResult:
     """Each strategy that applies (asked when the chain reaches it: an earlier one may change the run), then
-    `loop`."""
+    `loop`; the transcript names each that applied (a `strategy` event)."""
     if not strategies:
         return loop(run)
     first, rest = strategies[0], strategies[1:]
@@ -90,7 +90,10 @@ def run_chain(strategies: Sequence[Strategy], run: Run, loop: Then) -> RunResult
     def then(changed: Run) -> RunResult:
         return run_chain(rest, changed, loop)
 
-    return first.run(run, then) if first.applies(run) else then(run)
+    if not first.applies(run):
+        return then(run)
+    run.transcript.write("strategy", name=first.name)
+    return first.run(run, then)
 
 
 def the_loop(run: Run) -> RunResult:

@@ -63,6 +63,7 @@ def test_a_readme_typo_in_a_repo_with_one_stub_asks_for_no_stub_and_fixes_the_re
     assert (tmp_path / "r" / "README.md").read_text() == "# Slugs\n\nThis is the slug library.\n"
     report = json.loads(result.stdout)
     assert report["run"]["status"] == "finished" and report["run"]["stats"]["one_shots"] == 0
+    assert applied(report["transcript"]) == ["repetition cut", "first look", "fresh attempts"]
 
 
 def test_a_task_that_names_the_stub_gets_one_shot_answers(model, tmp_path, monkeypatch):
@@ -77,7 +78,22 @@ def test_a_task_that_names_the_stub_gets_one_shot_answers(model, tmp_path, monke
     assert result.exit_code == 0, result.output
     assert model.calls[0]["messages"][0].content == ONE_SHOT_SYSTEM and len(model.calls) == 1
     assert body in (tmp_path / "r" / "slug.py").read_text()
-    assert json.loads(result.stdout)["run"]["stats"]["one_shots"] == 1
+    report = json.loads(result.stdout)
+    assert report["run"]["stats"]["one_shots"] == 1
+    assert applied(report["transcript"]) == [
+        "repetition cut",
+        "first look",
+        "docstring-example checks",
+        "given-code checks",
+        "missing imports",
+        "one-shot answers",
+    ]
+
+
+def applied(transcript: str) -> list[str]:
+    """The strategies the run's transcript says applied, in order."""
+    records = [json.loads(line) for line in Path(transcript).read_text().splitlines()]
+    return [r["name"] for r in records if r["type"] == "strategy"]
 
 
 BLOCK = """    with patch("wordcount.open", mock_open(read_data="a b a")) as opened:
