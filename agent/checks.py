@@ -27,7 +27,7 @@ from tools.shell import run_command
 CHECK_OUTPUT = 64_000  # a check's output kept to count its tests (cargo and go print a line per binary or package)
 # docstring examples may have been wrong before the run: a wrong value holds up `finish` only so often
 DOCTEST_REFUSALS = 2
-EXAMPLES_SECONDS = 30  # docstring examples are one-liners: longer is an endless loop (HumanEval/32 waited 120 s each)
+EXAMPLES_SECONDS = 30  # docstring examples are one-liners: longer is an endless loop
 
 
 class TestOutcome(BaseModel):
@@ -57,10 +57,9 @@ class TestOutcome(BaseModel):
 
 class FinishGate:
     """The check `finish` must pass: the project's tests, when it has some; `no_tests`: the answer while it
-    has none, when it must (a new project). A Python project without tests is checked against its docstring
-    examples, which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
-    times; code that raises or hangs is refused every time (HumanEval/6's run had finished with a module that
-    did not import). For stubs, the examples are the ones the run started with, so editing them does not pass.
+    has none, when it must (a new project). A Python project without tests is checked against the docstring
+    examples of the files the run wrote (or the stubs the task names), which may have been wrong before the run: a wrong value refuses `finish` at most DOCTEST_REFUSALS
+    times; code that raises or hangs is refused every time (a module that does not import is not finished). For stubs, the examples are the ones the run started with, so editing them does not pass.
     Where the task names stubs, dropping a name their files defined or leaving one a stub (agent/strategies/given_code.py)
     is refused as a wrong value is: a task may ask to rename one. The files and names the task asks for
     (agent/named.py; in a new project, `no_tests` given, all it names) must exist, every time."""
@@ -73,6 +72,7 @@ class FinishGate:
         self.stub_files: dict[str, given_code.GivenFile] = {}
         self.asked = named.asked_for(task, workspace, new_project=no_tests is not None)
         self.refusals = 0
+        self.stamps = project.python_stamps(workspace)  # the docstring-example check covers files written after
 
     def new_attempt(self) -> None:
         """A fresh attempt starts from the task's own files: the examples may refuse it as often again."""
@@ -116,7 +116,7 @@ class FinishGate:
         """What fails in the examples (or None), and whether the code broke (raised or hung) rather than
         giving another value."""
         original = examples.command(self.given, self._python()) if self.given else None
-        command = original or project.doctest_command(self.workspace)
+        command = original or project.doctest_command(self.workspace, since=self.stamps)
         if command is None:
             return None, False
         seconds = min(self.config.command_timeout, EXAMPLES_SECONDS)

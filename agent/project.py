@@ -203,9 +203,24 @@ def python_test_command(workspace: Path) -> str:
     return "python3 -m pytest -q"
 
 
-def doctest_command(workspace: Path, limit: int = 20) -> str | None:
-    """For a Python project without tests: its docstring examples (`>>>`) as the check, when it has some."""
-    files = [p for p in iter_files(workspace, workspace) if p.suffix == ".py" and _has_examples(p)][:limit]
+def python_stamps(workspace: Path) -> dict[Path, tuple[int, int]]:
+    """Each Python file's (mtime, size): what `doctest_command` compares against to find the files a run wrote."""
+    return {
+        p: (st.st_mtime_ns, st.st_size)
+        for p in iter_files(workspace, workspace)
+        if p.suffix == ".py"
+        for st in [p.stat()]
+    }
+
+
+def doctest_command(workspace: Path, limit: int = 20, since: dict[Path, tuple[int, int]] | None = None) -> str | None:
+    """For a Python project without tests: its docstring examples (`>>>`) as the check, when it has some.
+    `since`: only the files written after these stamps were taken. Examples in a file the run never touched say
+    nothing about the run (they may have failed before it: a stub the task did not name)."""
+    written = [p for p in iter_files(workspace, workspace) if p.suffix == ".py"]
+    if since is not None:
+        written = [p for p in written if since.get(p) != (p.stat().st_mtime_ns, p.stat().st_size)]
+    files = [p for p in written if _has_examples(p)][:limit]
     if not files:
         return None
     python = python_test_command(workspace).split()[0]
