@@ -635,6 +635,11 @@ def wrap_command(
     )
 
 
+def commands_sandboxed(policy: SandboxPolicy) -> bool:
+    """Whether commands under `policy` run inside bubblewrap here (not full-access, and bwrap works)."""
+    return policy.mode != "full-access" and probe_bwrap().ok
+
+
 def resource_limits(policy: SandboxPolicy) -> list[str]:
     """An argv prefix that sets the memory and file size limits (hard, so the command cannot raise them)
     and then becomes the command. Memory is RLIMIT_DATA, not RLIMIT_AS: it counts what a process writes to

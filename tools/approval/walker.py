@@ -60,6 +60,7 @@ class Walker:
     budget_s: float  # seconds, from now
     commands: list[list[str]] = field(default_factory=list)
     dangers: list[Danger] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)  # every file an output redirection names, as written
     count: int = 0
     deadline: float = field(init=False)
 
