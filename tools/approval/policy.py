@@ -30,7 +30,15 @@ class Verdict(BaseModel):
 
     action: Literal["allow", "ask", "refuse"]
     why: Literal[
-        "deny-rule", "destructive", "unchecked", "allow-rule", "read-only", "auto", "known-safe", "unlisted", "unsandboxed"
+        "deny-rule",
+        "destructive",
+        "unchecked",
+        "allow-rule",
+        "read-only",
+        "auto",
+        "known-safe",
+        "unlisted",
+        "unsandboxed",
     ]
     reason: str
     subject: str  # what the call is, for messages: the command, or the tool and its path
@@ -64,7 +72,13 @@ class ApprovalPolicy(BaseModel):
     deny: list[str] = Field(default_factory=list)
 
     def evaluate(
-        self, tool: Tool, arguments: dict[str, Any], workspace: Path, *, sandboxed: bool = True, search_path: str | None = None
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        workspace: Path,
+        *,
+        sandboxed: bool = True,
+        search_path: str | None = None,
     ) -> Verdict:
         """What the rules and the analysis of the call's command say; the tool tells what it is (its command,
         whether it is read-only, its MCP server). `sandboxed`: commands run inside the sandbox; when they do
@@ -155,7 +169,13 @@ class Approver:
     ask: Ask | None = None
 
     def review(
-        self, tool: Tool, arguments: dict[str, Any], workspace: Path, *, sandboxed: bool = True, search_path: str | None = None
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        workspace: Path,
+        *,
+        sandboxed: bool = True,
+        search_path: str | None = None,
     ) -> Decision:
         """Never raises (but lets Ctrl-C at the prompt through): a check that fails refuses. `sandboxed` and
         `search_path`: see ApprovalPolicy.evaluate."""
