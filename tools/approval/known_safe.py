@@ -15,6 +15,7 @@ list is documented in docs/approval.md; change both together.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shutil
@@ -264,6 +265,8 @@ def unknown_part(words: list[str], workspace: Path, search_path: str | None) -> 
         return None if ok else "`sed` runs unasked only as `sed -n Np` / `sed -n M,Np`"
     if program == "git":
         return _git(args, workspace)
+    if program == "cd" and (len(args) != 1 or args[0].startswith("-")):
+        return "`cd` runs unasked only with one folder (alone it goes to $HOME, `cd -` back)"
     if program == "date" and any(not a.startswith(("+", "-")) for a in args):
         return "`date` with an operand other than +FORMAT may set the clock"
     return _check(program, PROGRAMS[program], args)
@@ -326,9 +329,14 @@ def _path_problem(operands: list[str]) -> str | None:
     for operand in operands:
         if NOT_STATIC.search(operand):
             return f"`{operand}` is only known when the command runs"
-        if operand.startswith(("/", "~")) or ".." in Path(operand).parts:
+        if operand.startswith(("/", "~")) or any(_may_be_parent(part) for part in Path(operand).parts):
             return f"`{operand}` is outside the project"
     return None
+
+
+def _may_be_parent(part: str) -> bool:
+    """`..`, or a glob that older bash expands to it (`.?`, `.*`)."""
+    return part == ".." or (any(c in part for c in "*?[") and fnmatch.fnmatchcase("..", part))
 
 
 def _find(args: list[str]) -> str | None:

@@ -141,7 +141,11 @@ def _outside_known(commands: list[list[str]], writes: list[str], workspace: Path
     written = next((w for w in writes if w not in QUIET_TARGETS), None)
     if written is not None:
         return f"it writes to `{_clip(written, 80)}`"
+    moved = False
     for words in commands:
+        if words and words[0] == "git" and moved:  # the repository checked is the workspace's, not the one cd reached
+            return "it runs git after `cd`"
+        moved = moved or (bool(words) and words[0] == "cd")
         problem = unknown_part(words, workspace, search_path)
         if problem:
             return problem

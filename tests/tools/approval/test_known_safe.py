@@ -84,6 +84,10 @@ FULL_ACCESS_BYPASSES = [
     "sort -o src/app.py src/app.py",
     "date 010100002030",
     "tee out.txt",
+    "cd && cat .ssh/id_rsa",
+    "cd - && ls",
+    "cat .?/.?/etc/passwd",
+    "cd sub && git status",
 ]
 
 # Read-only commands an agent runs to look around: unasked even without a sandbox.
