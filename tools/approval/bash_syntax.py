@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from inference.errors import DflashError
 from tools.approval.braces import escape, expand_braces, unescape
 
 LANGUAGE = Language(tree_sitter_bash.language())
@@ -29,7 +30,7 @@ class Unknown:
 Arg = str | Unknown
 
 
-class ParseTimeout(Exception):
+class ParseTimeout(DflashError):
     """The parse ran past its deadline (tree-sitter-bash is quadratic in some inputs: thousands of heredocs)."""
 
 
