@@ -20,7 +20,9 @@ from inference.backend import Completion
 from tools.base import ToolResult
 
 TRAILER = "Agent-Run"
+SNAPSHOT_TRAILER = "Agent-Snapshot"  # the snapshot of the working tree taken before the checkpoint's step
 ATTEMPTS_REF = "refs/dflash-agent/attempts"  # failed refactor attempts, kept off every branch
+SNAPSHOTS_REF = "refs/dflash-agent/snapshots"  # the working tree before a step, where it held uncommitted work
 
 
 class Checkpoint(BaseModel):
@@ -72,6 +74,7 @@ class GitRun:
         self.last_step, self.squashed, self.attempt = 0, False, 1
         self.nested: set[str] = set()  # nested repositories already reported
         self.stash: str | None = None
+        self.snapshot_before: str | None = None  # the snapshot taken before the current step (see `snapshot`)
         self.own_branch = not config.current_branch or self.resumed  # the run works on a branch of its own
         if not self.own_branch and self.start_branch is None:
             raise gitrepo.RepoError("HEAD is detached: there is no current branch to work on; check out a branch first")
@@ -97,6 +100,20 @@ class GitRun:
                 raise gitrepo.RepoError(f"cannot check out {self.branch}: {gitrepo.git_said(exc)}") from None
         self.start_commit = self.repo.head.commit.hexsha  # a resumed run reports what it adds to its branch
 
+    def snapshot(self, step: int) -> str | None:
+        """Before a step: keep the working tree as it is, also files never committed (a chat's user may edit
+        between messages; a checkpoint may have failed), under refs/dflash-agent/snapshots/, so that undoing
+        the step's checkpoint brings every file back exactly. None when HEAD already holds everything."""
+        ref = f"{SNAPSHOTS_REF}/{self.run_id}/{step}"
+        try:
+            self.snapshot_before = gitrepo.snapshot(
+                self.repo, ref, f"dflash-agent: the working tree before step {step}"
+            )
+        except git.GitCommandError as exc:
+            self.snapshot_before = None
+            self.notes.append(f"the working tree before step {step} could not be kept: {gitrepo.git_said(exc)}")
+        return self.snapshot_before
+
     def checkpoint(
         self,
         step: int,
@@ -108,12 +125,20 @@ class GitRun:
         self.last_step = max(self.last_step, step)
         paths = gitrepo.dirty_paths(self.repo)
         self._note_nested()
-        if not paths:
+        snapshot, self.snapshot_before = self.snapshot_before, None
+        if not paths and not snapshot:
             return None
         intent = subject or _intent(completion.text if completion else "") or _calls(results) or "changes"
-        body = f"Tool calls: {_calls(results) or '(none)'}\nFiles: {', '.join(paths)}"
+        body = f"Tool calls: {_calls(results) or '(none)'}\nFiles: {', '.join(paths) or '(none)'}"
         message = f"agent step {step}: {intent}\n\n{body}\n\n{TRAILER}: {self.run_id}\nAgent-Step: {step}\n"
+        if snapshot:
+            message += f"{SNAPSHOT_TRAILER}: {snapshot}\n"
         sha = gitrepo.commit_paths(self.repo, paths, message)
+        if sha is None and snapshot:
+            # The step left HEAD's contents (it threw away the uncommitted work the snapshot holds): an empty
+            # checkpoint keeps the way back, so undoing it brings that work back.
+            self.repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty", "-m", message)
+            sha = self.repo.head.commit.hexsha
         if sha is None:
             return None
         point = Checkpoint(step=step, commit=sha, subject=f"agent step {step}: {intent}", files=paths)
@@ -284,6 +309,11 @@ class CheckpointEvents:
         if forward:
             forward(tokens, cached)
 
+    def before_calls(self, step: int, calls: list[ParsedCall]) -> None:
+        """Before a step's tool calls run: keep the working tree so the step can be undone exactly."""
+        if any(call.name != "finish" for call in calls):
+            self.run.snapshot(step)
+
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None:
         if self.inner:
             self.inner.on_step(step, completion, results)
@@ -332,6 +362,7 @@ class UndoResult(BaseModel):
     undone_subject: str
     now_at: str  # the commit whose exact contents the branch now has
     files: list[str]  # paths whose contents changed back
+    restored: list[str] = []  # uncommitted work from before the step, put back from its snapshot
     checked_out: bool  # whether the working tree was updated (else only the branch moved)
     redo: str  # the command that brings the checkpoint back
 
@@ -366,9 +397,12 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
                 "overwrites work)"
             )
         repo.git.reset("-q", "--hard", parent.hexsha)
+        snapshot = _snapshot_of(repo, tip)
+        restored = gitrepo.restore_snapshot(repo, snapshot) if snapshot else []
         redo = f"git reset --hard {tip.hexsha[:10]}"
     else:
         repo.git.branch("-f", branch, parent.hexsha)
+        restored = []
         redo = f"git branch -f {branch} {tip.hexsha[:10]}"
     return UndoResult(
         branch=branch,
@@ -378,7 +412,21 @@ def undo(path: Path, branch: str | None = None) -> UndoResult:
         files=files,
         checked_out=branch == current,
         redo=redo,
+        restored=restored,
     )
+
+
+def _snapshot_of(repo: git.Repo, commit: git.Commit) -> str | None:
+    """The snapshot a checkpoint names (the working tree before its step), when it is still there."""
+    message = commit.message if isinstance(commit.message, str) else commit.message.decode(errors="replace")
+    for line in message.splitlines():
+        if line.startswith(f"{SNAPSHOT_TRAILER}: "):
+            sha = line.split(": ", 1)[1].strip()
+            try:
+                return repo.commit(sha).hexsha
+            except (ValueError, git.BadName):
+                return None
+    return None
 
 
 def is_agent_commit(commit: git.Commit) -> bool:

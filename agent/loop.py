@@ -81,7 +81,8 @@ class AgentEvents(Protocol):
     def on_step(self, step: int, completion: Completion, results: list[tuple[ParsedCall, ToolResult]]) -> None: ...
     def on_note(self, text: str) -> None: ...
 
-    # optional: `on_prompt(tokens, cached)`, the prompt's size before the engine reads it (see ChatBackend)
+    # optional: `on_prompt(tokens, cached)`, the prompt's size before the engine reads it (see ChatBackend);
+    # `before_calls(step, calls)`, before a step's tool calls run (the checkpoints keep the working tree there)
 
 
 class Agent:
@@ -178,6 +179,8 @@ class Agent:
             stuck, sampling = 0, self.sampling
             self._append(messages, completion.as_message())
             parsed = self.protocol.parse(completion, self.toolbox)
+            if parsed.calls and (before := getattr(self.events, "before_calls", None)):
+                before(step, parsed.calls)
             results = self._run_calls(parsed.calls)
             if self.events:
                 self.events.on_step(step, completion, results)

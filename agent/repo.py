@@ -13,8 +13,11 @@ Nested repositories are never entered (submodules ignored) and never recorded (s
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import git
@@ -231,6 +234,47 @@ def commit_paths(repo: git.Repo, paths: list[str], message: str) -> str | None:
         return None
     repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)  # checkpoints never wait on hooks or keys
     return repo.head.commit.hexsha
+
+
+def snapshot(repo: git.Repo, ref: str, message: str) -> str | None:
+    """The working tree as it is now, uncommitted and never-committed files included (what `dirty_paths`
+    lists: not ignored, junk and nested repositories excepted), as a commit on top of HEAD stored under `ref`.
+    Built in a temporary index (a copy of the real one, so only changed files are read), so neither the index
+    nor the working tree changes. None when there is nothing uncommitted (HEAD already holds it all)."""
+    paths = dirty_paths(repo)
+    if not paths:
+        return None
+    with tempfile.TemporaryDirectory(prefix="dflash-agent-index-") as folder:
+        index = Path(folder) / "index"
+        real = Path(repo.git_dir) / "index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        if real.is_file():
+            shutil.copyfile(real, index)
+        else:
+            repo.git.read_tree("HEAD", env=env)
+        repo.git.add("-A", "--", *literal(paths), env=env)
+        tree = repo.git.write_tree(env=env)
+    sha = repo.git.commit_tree(tree, "-p", "HEAD", "-m", message)
+    repo.git.update_ref(ref, sha)
+    return sha
+
+
+def restore_snapshot(repo: git.Repo, sha: str) -> list[str]:
+    """Make the working tree what snapshot `sha` holds, leaving HEAD and the index where they are (the
+    restored work is uncommitted again, as it was). Returns the paths it put back or removed."""
+    changed = names(diff(repo, "--no-renames", "--name-only", "-z", "HEAD", sha))
+    if not changed:
+        return []
+    gone = set(names(diff(repo, "--no-renames", "--name-only", "-z", "--diff-filter=D", "HEAD", sha)))
+    present = [p for p in changed if p not in gone]
+    if present:
+        repo.git.checkout(sha, "--", *literal(present))
+    root = Path(repo.working_tree_dir or ".")
+    for path in gone:
+        with contextlib.suppress(FileNotFoundError):
+            (root / path).unlink()
+    repo.git.reset("-q")  # the index back to HEAD: the work is uncommitted, as before
+    return changed
 
 
 def diff(repo: git.Repo, *args: str) -> str:

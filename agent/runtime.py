@@ -172,9 +172,10 @@ def build_agent(
 
 
 def approver(config: Config, events: AgentEvents | None = None) -> Approver:
-    """The approval policy from the config; in `ask` mode the question goes to the terminal."""
+    """The approval policy from the config; in `ask` mode the question goes to the terminal, and in `auto`
+    mode too for a command outside a sandbox that is not known read-only (without a terminal: refused)."""
     policy = ApprovalPolicy(mode=config.approval, allow=config.allow, deny=config.deny)
-    return Approver(policy, ask=TerminalApproval(events=events) if config.approval == "ask" else None)
+    return Approver(policy, ask=TerminalApproval(events=events) if config.approval in ("ask", "auto") else None)
 
 
 def workspace_extras(workspace: Path, catalog: SkillCatalog) -> tuple[list[Tool], list[str]]:

@@ -7,6 +7,7 @@ commands all come back as an error `ToolResult` that tells the model what to fix
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from tools.approval import Approver
 
 from inference.errors import DflashError
-from tools.sandbox import SandboxPolicy
+from tools.sandbox import SandboxPolicy, commands_sandboxed
 from tools.secrets import redact_secrets
 
 
@@ -161,7 +162,14 @@ class Toolbox:
                 checked = tool.Params.model_validate(arguments).model_dump()
             except ValidationError:
                 return tool.invoke(arguments, ctx)  # reports the bad arguments; nothing runs
-            decision = ctx.approver.review(tool, checked, ctx.workspace)
+            sandbox = ctx.policy.sandbox
+            decision = ctx.approver.review(
+                tool,
+                checked,
+                ctx.workspace,
+                sandboxed=commands_sandboxed(sandbox),
+                search_path=sandbox.env.get("PATH") or os.environ.get("PATH"),
+            )
             if not decision.allowed:
                 return ToolResult.error(decision.reason)
         return tool.invoke(arguments, ctx)

@@ -25,6 +25,7 @@ import itertools
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -33,14 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
+import platformdirs
 from pydantic import BaseModel, Field
 
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 
 BWRAP = "bwrap"  # looked up on PATH; tests point it at a missing binary to take the no-sandbox path
 
-# Relative to $HOME: credentials a command has no business reading. Directories are covered by an empty
-# read-only tmpfs, files by /dev/null; only those that exist.
+# Relative to $HOME: credentials and what commonly holds them (shell start-up files export tokens, histories
+# hold pasted ones, other agents keep their keys and transcripts). Directories are covered by an empty read-only
+# tmpfs, files by /dev/null; only those that exist. The file tools refuse the same paths (tools/workspace.py).
 HIDDEN_IN_HOME = (
     ".ssh",
     ".gnupg",
@@ -65,8 +68,54 @@ HIDDEN_IN_HOME = (
     ".password-store",
     ".vault-token",
     ".terraform.d/credentials.tfrc.json",
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".config/rclone",
+    ".local/share/keyrings",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".bash_history",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zsh_history",
+    ".histfile",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".lesshst",
+    ".viminfo",
+    ".claude",
+    ".claude.json",
+    ".codex",
     ".config/dflash-agent",
+    ".local/share/dflash-agent",
+    ".local/state/dflash-agent",
 )
+
+APP = "dflash-agent"  # the agent's own folders, as inference/paths.py computes them (this module imports nothing)
+
+
+def agent_folders() -> tuple[list[Path], list[Path]]:
+    """The agent's own folders: (hidden: config, data and state, which hold settings, approvals and
+    transcripts; read-only: the caches, which hold models, engines and the offline wheelhouse that sandboxed
+    installs read). No tool writes into any of them, whatever the workspace."""
+    hidden = [
+        Path(platformdirs.user_config_dir(APP)),
+        Path(platformdirs.user_data_dir(APP)),
+        Path(platformdirs.user_state_dir(APP)),
+    ]
+    cache = [Path(platformdirs.user_cache_dir(APP))]
+    if override := os.environ.get("DFLASH_AGENT_CACHE"):
+        cache.append(Path(override).expanduser())
+    return hidden, cache
+
 
 INSTALL_HINT = (
     "install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu) or `sudo dnf install bubblewrap` "
@@ -228,7 +277,8 @@ def bwrap_argv(
     for place in _socket_places(home):  # after the workspace: a socket inside it is covered too
         if not _under(workspace, place):
             args += ["--tmpfs", str(place)] if place.is_dir() else ["--ro-bind", "/dev/null", str(place)]
-    for secret in hidden_paths(home):
+    hidden = hidden_paths(home)
+    for secret in hidden:
         if workspace == secret or secret in workspace.parents:
             continue  # never hide the workspace itself
         args += (
@@ -236,6 +286,13 @@ def bwrap_argv(
             if secret.is_dir()
             else ["--ro-bind", "/dev/null", str(secret)]
         )
+    for socket in home_sockets(home, [workspace, *hidden]):
+        args += ["--ro-bind", "/dev/null", str(socket)]
+    if writable:  # a workspace holding the agent's caches ($HOME) must not make them writable
+        for cache in agent_folders()[1]:
+            real = cache.resolve()
+            if real.is_dir() and _under(real, workspace) and real != workspace:
+                args += ["--ro-bind", str(real), str(real)]
     if not policy.network:
         args.append("--unshare-net")
     return args + ["--chdir", str(workspace), "--", *argv]
@@ -318,19 +375,53 @@ def _gitfile_target(git: Path, workspace: Path) -> list[Path]:
     return [target] if inside and target.is_dir() else []
 
 
-def hidden_paths(home: Path) -> list[Path]:
-    """The secret locations under `home` (and the agent's config dir) that exist, symlinks resolved."""
-    candidates = [home / rel for rel in HIDDEN_IN_HOME]
+def hidden_paths(home: Path, *, existing: bool = True) -> list[Path]:
+    """The secret locations under `home` and the agent's own config, data and state folders, symlinks
+    resolved. `existing=False`: also those not there yet (what a file tool must not create)."""
+    candidates = [home / rel for rel in HIDDEN_IN_HOME] + agent_folders()[0]
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg:
-        candidates += [Path(xdg) / "dflash-agent", Path(xdg) / "gh"]
+        candidates += [Path(xdg) / "gh"]
     seen: list[Path] = []
     for path in candidates:
-        if path.exists():
+        if not existing or path.exists():
             real = path.resolve()
             if real not in seen and real != Path("/"):
                 seen.append(real)
     return seen
+
+
+SOCKET_SCAN_DEPTH = 4  # folders below $HOME looked into for unix sockets
+SOCKET_SCAN_BUDGET = 5_000  # entries looked at, so a large home costs milliseconds, not seconds
+
+
+def home_sockets(home: Path, skip: list[Path]) -> list[Path]:
+    """Unix sockets in $HOME (an editor's or agent's control socket, a gpg or ssh agent): a read-only mount
+    does not stop connect(), so each is covered. Breadth first, links not followed, `skip` (the workspace,
+    hidden folders) not entered, bounded by SOCKET_SCAN_DEPTH and SOCKET_SCAN_BUDGET."""
+    found: list[Path] = []
+    queue: deque[tuple[str, int]] = deque([(str(home), 0)])
+    seen = 0
+    skipped = {str(p) for p in skip}
+    while queue and seen < SOCKET_SCAN_BUDGET:
+        folder, depth = queue.popleft()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.path in skipped:
+                        continue
+                    try:
+                        mode = entry.stat(follow_symlinks=False).st_mode
+                    except OSError:
+                        continue
+                    if stat.S_ISSOCK(mode):
+                        found.append(Path(entry.path))
+                    elif stat.S_ISDIR(mode) and depth < SOCKET_SCAN_DEPTH:
+                        queue.append((entry.path, depth + 1))
+        except OSError:
+            continue
+    return found
 
 
 def _under(path: Path, folder: Path) -> bool:
@@ -633,6 +724,11 @@ def wrap_command(
     return WrappedCommand(
         [*limits, *inner], sandboxed=True, env={"TMPDIR": "/tmp"}, cleanup=cleanup, out_of_memory=out_of_memory
     )
+
+
+def commands_sandboxed(policy: SandboxPolicy) -> bool:
+    """Whether commands under `policy` run inside bubblewrap here (not full-access, and bwrap works)."""
+    return policy.mode != "full-access" and probe_bwrap().ok
 
 
 def resource_limits(policy: SandboxPolicy) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Iterator
 import pathspec
 
 from tools.base import ToolError
+from tools.sandbox import agent_folders, hidden_paths
 
 ALWAYS_SKIPPED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".venv"}
 
@@ -30,12 +31,53 @@ def resolve_inside(workspace: Path, path: str, *, for_write: bool = False) -> Pa
         raise ToolError(f"path {path!r} goes through a symlink loop; use a path without it") from None
     if resolved != workspace and workspace not in resolved.parents:
         raise ToolError(f"path {path!r} is outside the workspace ({workspace}); use a path inside it")
+    if covered := _hidden_cover(workspace, resolved, existing=not for_write):
+        raise ToolError(
+            f"path {path!r} is hidden from the agent's tools ({covered}: secrets or the agent's own settings, "
+            "hidden from commands too); leave it alone"
+        )
+    if for_write and (own := _agent_folder(resolved)):
+        raise ToolError(f"refusing to write into the agent's own folder {own} ({path!r}); no tool writes there")
     if for_write and (".git" in resolved.relative_to(workspace).parts or _in_git_dir(workspace, resolved)):
         raise ToolError(
             f"refusing to write inside .git or another git directory ({path!r}); use git commands "
             "to change the repository"
         )
     return resolved
+
+
+def _hidden_cover(workspace: Path, path: Path, *, existing: bool = True) -> Path | None:
+    """The hidden location (tools/sandbox.py: secrets in $HOME, the agent's config, data and state) that
+    holds `path`, unless it also holds the whole workspace (the sandbox never hides the workspace either).
+    `existing=False`: also locations not there yet, so a write cannot create one."""
+    for hidden in hidden_paths(Path.home(), existing=existing):
+        if (path == hidden or hidden in path.parents) and not (workspace == hidden or hidden in workspace.parents):
+            return hidden
+    return None
+
+
+def _agent_folder(path: Path) -> Path | None:
+    """The agent's own folder (config, data, state, caches) that holds `path`: never written by a tool."""
+    hidden, caches = agent_folders()
+    for folder in [*hidden, *caches]:
+        real = folder.resolve()
+        if path == real or real in path.parents:
+            return real
+    return None
+
+
+def hidden_in(workspace: Path) -> set[Path]:
+    """The hidden locations inside `workspace` (when it is $HOME or above), for walks to skip."""
+    return {
+        h
+        for h in hidden_paths(Path.home())
+        if workspace in h.parents and not (workspace == h or h in workspace.parents)
+    }
+
+
+def _link_stays_visible(workspace: Path, target: Path, hidden: set[Path]) -> bool:
+    """A link's target is inside the workspace and not in a hidden location."""
+    return workspace in target.parents and not any(target == h or h in target.parents for h in hidden)
 
 
 def _in_git_dir(workspace: Path, path: Path) -> bool:
@@ -94,7 +136,7 @@ def iter_files(workspace: Path, start: Path) -> Iterator[Path]:
     for ancestor in reversed([start, *start.parents]):
         if ancestor == workspace or workspace in ancestor.parents:
             _load_gitignore(ancestor, specs)
-    yield from _walk(workspace, start, specs)
+    yield from _walk(workspace, start, specs, hidden_in(workspace))
 
 
 def _load_gitignore(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> None:
@@ -112,7 +154,9 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec
     return False
 
 
-def _walk(workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> Iterator[Path]:
+def _walk(
+    workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpec]], hidden: set[Path]
+) -> Iterator[Path]:
     """Depth first in name order, with an explicit stack: a folder nested thousands deep is no RecursionError."""
     stack = [_open_level(start, specs)]
     while stack:
@@ -123,11 +167,11 @@ def _walk(workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpe
             continue
         path = Path(entry.path)
         is_dir = entry.is_dir(follow_symlinks=False)
-        if entry.name in ALWAYS_SKIPPED or _ignored(path, is_dir, local):
+        if entry.name in ALWAYS_SKIPPED or _ignored(path, is_dir, local) or (hidden and path in hidden):
             continue
         if is_dir:
             stack.append(_open_level(path, local))
-        elif entry.is_file() and (not entry.is_symlink() or workspace in path.resolve().parents):
+        elif entry.is_file() and (not entry.is_symlink() or _link_stays_visible(workspace, path.resolve(), hidden)):
             yield path
 
 

@@ -34,4 +34,8 @@ def undo(
         plain(f"  {where} now at {done.now_at[:10]}; files changed back: {', '.join(done.files) or '(none)'}"),
         highlight=False,
     )
+    if done.restored:
+        err.print(
+            plain(f"  uncommitted work from before the step put back: {', '.join(done.restored)}"), highlight=False
+        )
     err.print(plain(f"  to redo: {done.redo}"), highlight=False)

@@ -503,7 +503,10 @@ def test_config_and_cli_option(tmp_path, monkeypatch):
     built = approver_from_config(config)
     assert built.policy.model_dump() == {"mode": "ask", "allow": ["git status", "mcp:time"], "deny": ["git push"]}
     assert isinstance(built.ask, TerminalApproval)
-    assert approver_from_config(Config()).ask is None and Config().approval == "auto"
+    assert (
+        isinstance(approver_from_config(Config()).ask, TerminalApproval) and Config().approval == "auto"
+    )  # asks: outside a sandbox
+    assert approver_from_config(Config(approval="never-ask")).ask is None
     with pytest.raises(ConfigError):
         load_config(tmp_path, {"approval": "sometimes"})
     from agent.cli import app

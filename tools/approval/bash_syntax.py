@@ -8,11 +8,13 @@ as "could be anything" wherever it matters: fail closed.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from inference.errors import DflashError
 from tools.approval.braces import escape, expand_braces, unescape
 
 LANGUAGE = Language(tree_sitter_bash.language())
@@ -28,9 +30,28 @@ class Unknown:
 Arg = str | Unknown
 
 
-def parse(source: bytes) -> Node:
-    """The syntax tree of a command (a new parser each time: parsers keep state and are not thread-safe)."""
-    return Parser(LANGUAGE).parse(source).root_node
+class ParseTimeout(DflashError):
+    """The parse ran past its deadline (tree-sitter-bash is quadratic in some inputs: thousands of heredocs)."""
+
+
+CHUNK = 4096  # bytes per read: tree-sitter reads often, so small slices are cheaper than large ones
+
+
+def parse(source: bytes, deadline: float | None = None) -> Node:
+    """The syntax tree of a command (a new parser each time: parsers keep state and are not thread-safe).
+    `deadline` (time.monotonic()): the parse is cancelled past it, raising ParseTimeout. tree-sitter calls
+    the progress callback only when it reads the source through a callback, hence the chunked reader."""
+    parser = Parser(LANGUAGE)
+    if deadline is None:
+        return parser.parse(source).root_node
+    try:
+        tree = parser.parse(
+            lambda offset, _point: source[offset : offset + CHUNK],
+            progress_callback=lambda *_: time.monotonic() > deadline,
+        )
+    except ValueError:  # "Parsing failed": the callback cancelled it
+        raise ParseTimeout from None
+    return tree.root_node
 
 
 def text(node: Node) -> str:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from tools.approval.analysis import analyse_command
 from tools.approval.calls import Danger
+from tools.approval.known_safe import unknown_part
 from tools.approval.preview import visible
 from tools.approval.rules import command_rule_matches, tool_rule_matches
 
@@ -28,7 +29,17 @@ class Verdict(BaseModel):
     """What the policy says before anyone is asked."""
 
     action: Literal["allow", "ask", "refuse"]
-    why: Literal["deny-rule", "destructive", "unchecked", "allow-rule", "read-only", "auto", "unlisted"]
+    why: Literal[
+        "deny-rule",
+        "destructive",
+        "unchecked",
+        "allow-rule",
+        "read-only",
+        "auto",
+        "known-safe",
+        "unlisted",
+        "unsandboxed",
+    ]
     reason: str
     subject: str  # what the call is, for messages: the command, or the tool and its path
 
@@ -60,15 +71,26 @@ class ApprovalPolicy(BaseModel):
     allow: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
 
-    def evaluate(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Verdict:
+    def evaluate(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        workspace: Path,
+        *,
+        sandboxed: bool = True,
+        search_path: str | None = None,
+    ) -> Verdict:
         """What the rules and the analysis of the call's command say; the tool tells what it is (its command,
-        whether it is read-only, its MCP server)."""
+        whether it is read-only, its MCP server). `sandboxed`: commands run inside the sandbox; when they do
+        not, `auto` lets through unasked only commands on the known read-only list (known_safe.py), looked
+        up on `search_path` (the PATH commands get; None: this process's)."""
         command, subject, server = tool.command(arguments), tool.subject(arguments), tool.server
         commands: list[list[str]] = []
         dangers: list[Danger] = []
+        writes: list[str] = []
         if isinstance(command, str):
             analysis = analyse_command(command, workspace)
-            commands, dangers = analysis.commands, analysis.dangers
+            commands, dangers, writes = analysis.commands, analysis.dangers, analysis.writes
         for rule in self.deny:
             if tool_rule_matches(rule, tool.name, server) or any(
                 command_rule_matches(rule, w, deny=True) for w in commands
@@ -90,6 +112,16 @@ class ApprovalPolicy(BaseModel):
             return Verdict(action="allow", why="allow-rule", subject=subject, reason="allowed by a rule")
         if tool.read_only and server is None:
             return Verdict(action="allow", why="read-only", subject=subject, reason="read-only tool")
+        if self.mode == "auto" and not sandboxed and isinstance(command, str):
+            unknown = _outside_known(commands, writes, workspace, search_path)
+            if unknown:
+                return Verdict(
+                    action="ask",
+                    why="unsandboxed",
+                    subject=subject,
+                    reason=f"runs without a sandbox, and {unknown}",
+                )
+            return Verdict(action="allow", why="known-safe", subject=subject, reason="a known read-only command")
         if self.mode == "auto":
             return Verdict(action="allow", why="auto", subject=subject, reason="auto mode")
         if self.mode == "ask":
@@ -104,12 +136,32 @@ class ApprovalPolicy(BaseModel):
         )
 
 
+def _outside_known(commands: list[list[str]], writes: list[str], workspace: Path, search_path: str | None) -> str:
+    """What in a command is not on the known read-only list ("" when all of it is)."""
+    written = next((w for w in writes if w not in QUIET_TARGETS), None)
+    if written is not None:
+        return f"it writes to `{_clip(written, 80)}`"
+    moved = False
+    for words in commands:
+        if words and words[0] == "git" and moved:  # the repository checked is the workspace's, not the one cd reached
+            return "it runs git after `cd`"
+        moved = moved or (bool(words) and words[0] == "cd")
+        problem = unknown_part(words, workspace, search_path)
+        if problem:
+            return problem
+    return "" if commands else "it runs no command this check can name"
+
+
+QUIET_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
+
 ADVICE = {
     "deny-rule": "Do the task another way, or ask the user to do this.",
     "destructive": "Commands like this never run without a person's approval: ask the user to do it, or do the task another way.",
     "unchecked": "Write the command out literally (no variables, substitutions or generated code in the program name, its "
     "options or its targets), or ask the user to run it.",
     "unlisted": "Do the task another way, or ask the user to add an allow rule for it (`allow` in .agent/config.toml).",
+    "unsandboxed": "Without a sandbox only known read-only commands run unasked: use the file tools to write, or ask "
+    "the user to run it, to add an allow rule for it, or to install bubblewrap.",
 }
 
 
@@ -120,17 +172,28 @@ class Approver:
     policy: ApprovalPolicy
     ask: Ask | None = None
 
-    def review(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Decision:
-        """Never raises (but lets Ctrl-C at the prompt through): a check that fails refuses."""
+    def review(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        workspace: Path,
+        *,
+        sandboxed: bool = True,
+        search_path: str | None = None,
+    ) -> Decision:
+        """Never raises (but lets Ctrl-C at the prompt through): a check that fails refuses. `sandboxed` and
+        `search_path`: see ApprovalPolicy.evaluate."""
         try:
-            return self._review(tool, arguments, Path(workspace).resolve())
+            return self._review(tool, arguments, Path(workspace).resolve(), sandboxed, search_path)
         except Exception as exc:  # noqa: BLE001 - fail closed, and tell the model why
             return Decision(
                 allowed=False, reason=f"refused by the approval policy: the check failed ({type(exc).__name__}: {exc})"
             )
 
-    def _review(self, tool: Tool, arguments: dict[str, Any], workspace: Path) -> Decision:
-        verdict = self.policy.evaluate(tool, arguments, workspace)
+    def _review(
+        self, tool: Tool, arguments: dict[str, Any], workspace: Path, sandboxed: bool, search_path: str | None
+    ) -> Decision:
+        verdict = self.policy.evaluate(tool, arguments, workspace, sandboxed=sandboxed, search_path=search_path)
         if verdict.action == "allow":
             return Decision(allowed=True, reason=verdict.reason)
         subject = _clip(verdict.subject)
@@ -150,6 +213,12 @@ class Approver:
             unchecked=verdict.why == "unchecked",
         )
         answer = self.ask(request) if self.ask else None
+        if answer is None and verdict.why == "unsandboxed":
+            return Decision(
+                allowed=False,
+                reason=f"refused by the approval policy: `{subject}` {verdict.reason}, and there is no terminal to "
+                f"ask on. {ADVICE['unsandboxed']}",
+            )
         if answer is None:
             return Decision(
                 allowed=False,

@@ -54,6 +54,7 @@ def redirect(
             return stdin
         if ">" in op and not (op in (">&", "<&") and re.fullmatch(r"\d+-?|-", text(destination))):
             for target in word_values(destination):
+                walker.writes.append(target if isinstance(target, str) else target.text)
                 if isinstance(target, Unknown):
                     walker.danger(
                         node,

@@ -28,6 +28,7 @@ from tools.approval.bash_syntax import (
     SUBSTITUTIONS,
     WORDS,
     Arg,
+    ParseTimeout,
     Unknown,
     first_error,
     parse,
@@ -59,6 +60,7 @@ class Walker:
     budget_s: float  # seconds, from now
     commands: list[list[str]] = field(default_factory=list)
     dangers: list[Danger] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)  # every file an output redirection names, as written
     count: int = 0
     deadline: float = field(init=False)
 
@@ -86,7 +88,10 @@ class Walker:
             self.danger(
                 source[:200], "joins a word across lines with a backslash, which this check does not model", "unchecked"
             )
-        root = parse(source.encode("utf-8", "surrogatepass"))
+        try:
+            root = parse(source.encode("utf-8", "surrogatepass"), self.deadline)
+        except ParseTimeout:
+            raise Stop(f"takes longer than {self.budget_s:g}s to check") from None
         if root.has_error:
             bad = first_error(root)
             where = f" near `{text(bad)[:40]}`" if bad is not None and text(bad).strip() else ""

@@ -111,6 +111,11 @@ def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
     assert large_time < 25 * max(small_time, 0.01), (small_time, large_time)  # quadratic would be ~100x
 
 
+# 20,000 heredoc markers: tree-sitter-bash's parse of these is quadratic (23 s here before the parse itself
+# was bounded by the deadline), under the 200,000-character limit.
+HEREDOCS = "cat " + " ".join(f"<<{i:x}" for i in range(20_000)) + "\n"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
@@ -122,6 +127,8 @@ def test_ten_thousand_cds_are_checked_in_linear_time(cds, workspace):
         "a; " * 60_000,
         "x" * 250_000,
         "echo \udcff",
+        HEREDOCS,
+        "bash -c " + shlex.quote(HEREDOCS),
     ],
 )
 def test_pathological_commands_are_asked_about_quickly_never_crash(command, workspace):
@@ -130,6 +137,15 @@ def test_pathological_commands_are_asked_about_quickly_never_crash(command, work
     assert time.monotonic() - started < analysis_module.TIME_BUDGET_S + 1.0
     assert analysis.dangers and analysis.dangers[0].kind == "unchecked", command[:40]
     assert not review(workspace, command, "auto").allowed
+
+
+def test_a_parse_that_runs_long_is_cut_at_the_time_budget(workspace, monkeypatch):
+    """The bound holds inside tree-sitter's parse too, not only between the statements the walk reads."""
+    monkeypatch.setattr(analysis_module, "TIME_BUDGET_S", 0.5)
+    started = time.monotonic()
+    analysis = analyse_command(HEREDOCS, workspace)
+    assert time.monotonic() - started < 0.5 + 2.0
+    assert [d.reason for d in analysis.dangers] == ["takes longer than 0.5s to check"]
 
 
 def test_the_check_stops_at_its_time_budget(workspace, monkeypatch):
