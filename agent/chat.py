@@ -25,6 +25,7 @@ from agent.checks import FinishGate
 from agent.strategies.first_look import files_to_show
 from agent.strategies.repetition import new_guard
 from inference.backend import ChatBackend, Completion, Message, Sampling, Timings
+from tools.approval import Approver
 from tools.base import Tool, ToolResult
 
 COMPACT_AT = 0.75  # share of the context a conversation may fill before it is compacted on its own
@@ -210,8 +211,9 @@ def open_chat(
                     ),
                     mcp_tools,
                 )
-                if config.approval == "ask" and session.agent.ctx.approver:
-                    session.agent.ctx.approver.ask = TerminalApproval(events=display, session_always=True)
+                approver = session.agent.ctx.approver
+                if config.approval == "ask" and isinstance(approver, Approver):
+                    approver.ask = TerminalApproval(events=display, session_always=True)
                 if recorded:
                     session.load(recorded.messages)
                 yield session

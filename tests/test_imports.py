@@ -1,6 +1,7 @@
 """The layers import in one direction, and no package imports itself in a circle: a cycle makes import order
-matter and hides which module owns what. Found from the source (every import, also those inside functions;
-those under `if TYPE_CHECKING:` excepted, as they never run)."""
+matter and hides which module owns what. Found from the source: every import, also those inside functions and
+those under `if TYPE_CHECKING:` (a type-only import still ties two modules together; a Protocol in the lower
+module names what it needs instead)."""
 
 from __future__ import annotations
 
@@ -25,17 +26,8 @@ def module_name(path: Path) -> str:
 def imports_of(path: Path, modules: set[str]) -> set[str]:
     """The project modules `path` imports (a `from package import name` counts `package.name` when that is a module)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {
-        id(n)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for child in node.body
-        for n in ast.walk(child)
-    }
     found: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

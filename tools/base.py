@@ -11,12 +11,10 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-if TYPE_CHECKING:
-    from tools.approval import Approver
 
 from inference.errors import DflashError
 from tools.sandbox import SandboxPolicy, commands_sandboxed
@@ -46,11 +44,31 @@ class ToolPolicy(BaseModel):
     sandbox: SandboxPolicy = SandboxPolicy()  # where commands may reach (tools/sandbox.py)
 
 
+class Verdict(Protocol):
+    allowed: bool
+    reason: str
+
+
+class Reviewer(Protocol):
+    """What a call's approval needs (tools/approval/ `Approver` is the one in use): named here, so that this
+    module does not import the package that imports it."""
+
+    def review(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        workspace: Path,
+        *,
+        sandboxed: bool = True,
+        search_path: str | None = None,
+    ) -> Verdict: ...
+
+
 @dataclass
 class ToolContext:
     workspace: Path
     policy: ToolPolicy = field(default_factory=ToolPolicy)
-    approver: "Approver | None" = None  # the approval policy every call passes (tools/approval/); None: no checks
+    approver: Reviewer | None = None  # the approval policy every call passes (tools/approval/); None: no checks
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

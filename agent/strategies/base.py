@@ -12,16 +12,27 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from agent.config import Config
 from agent.loop import Agent, RunResult, RunStats
 from agent.session import Transcript
 from inference.backend import ChatBackend, Message
 
-if TYPE_CHECKING:  # agent/checks.py reads the stubs through strategy modules that import this one
-    from agent.checks import FinishGate
+
+class Gate(Protocol):
+    """What strategies use of the finish check (agent/checks.py `FinishGate`), named here because checks.py
+    imports strategy modules (for the stubs' examples) that import this one. `given` and `stub_files` hold
+    examples.ModuleExamples and given_code.GivenFile, which import this module too."""
+
+    no_tests: str | None
+    given: list[Any]
+    stub_files: dict[str, Any]
+
+    def new_attempt(self) -> None: ...
+
+    def verdict(self, budget: bool = False) -> str | None: ...
+
 
 # {path: contents} to show in the first message, from the workspace, its files and the task
 FirstLook = Callable[[Path, list[str], str], dict[str, str]]
@@ -48,7 +59,7 @@ class Run:
     backend: ChatBackend
     transcript: Transcript
     build: Callable[[Config, Equipment], Agent]  # an agent with these settings and this equipment
-    gate: FinishGate | None = None  # the finish check, when the workflow's finish is the project's own check
+    gate: Gate | None = None  # the finish check, when the workflow's finish is the project's own check
     verify: Callable[[], str | None] | None = None  # what `finish` must pass (the gate, or a workflow's command)
     history: list[Message] | None = None  # a resumed conversation
     restore: Callable[[], None] | None = None  # puts the workspace back as the task found it, where one can

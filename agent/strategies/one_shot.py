@@ -15,18 +15,14 @@ from __future__ import annotations
 import ast
 import re
 import time
-from typing import TYPE_CHECKING
 
 from agent.loop import RunResult, RunStats
 from agent.prompt import task_message
-from agent.strategies.base import Run, Strategy, Then, add_stats, named
+from agent.strategies.base import Gate, Run, Strategy, Then, add_stats, named
 from agent.strategies.given_code import top_level_names
 from agent.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from inference.backend import CUT, Completion, Message, Sampling
 from tools.workspace import iter_files, relative
-
-if TYPE_CHECKING:
-    from agent.checks import FinishGate
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first
 CODE_BLOCK = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
@@ -63,7 +59,7 @@ class OneShots(Strategy):
         return result.model_copy(update={"stats": asked})
 
 
-def stub_file(gate: FinishGate) -> str | None:
+def stub_file(gate: Gate) -> str | None:
     """The one file whose stubs the task names (with examples), or None: one-shot answers are for that case."""
     return gate.given[0].path if len(gate.given) == 1 else None
 
@@ -146,7 +142,7 @@ def failure_note(problem: str) -> str:
     return ONE_SHOT_NOTE.format(failure="\n".join(lines)[:NOTE_CHARS])
 
 
-def _check(run: Run, reply: Completion, name: str, given: str, gate: FinishGate) -> str | None:
+def _check(run: Run, reply: Completion, name: str, given: str, gate: Gate) -> str | None:
     """What is wrong with this answer (written to the file `name` and checked by the gate), or None."""
     path = run.workspace / name
     code = code_in(reply.text)

@@ -6,16 +6,31 @@ Functions the walker (walker.py) calls with itself: they check targets and hand 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from tree_sitter import Node
 
 from tools.approval.bash_syntax import REDIRECTS, Arg, Unknown, static_value, text, word_values
+from tools.approval.calls import Kind
 from tools.approval.folders import State, settle
 from tools.approval.paths import write_target_problem
 
-if TYPE_CHECKING:
-    from tools.approval.walker import Walker
+
+class Walker(Protocol):
+    """What these functions use of the walker (walker.py), which calls them with itself: named here, so that
+    this module does not import the one that imports it."""
+
+    workspace: Path
+    writes: list[str]
+
+    def danger(self, node: Node | str, reason: str, kind: Kind = "destructive") -> None: ...
+
+    def statement(self, node: Node, state: State, depth: int, stdin: Arg | str = "inherited") -> State: ...
+
+    def pipeline(self, items: list[Node], state: State, depth: int, first_stdin: Arg | str) -> None: ...
+
+    def expression(self, node: Node, state: State, depth: int) -> None: ...
 
 
 def redirected(walker: Walker, node: Node, state: State, depth: int, stdin: Arg | str) -> State:
