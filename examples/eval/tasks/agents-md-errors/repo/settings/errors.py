@@ -1,0 +1,2 @@
+class SettingsError(Exception):
+    """A setting's value is not valid."""

@@ -1,0 +1,5 @@
+function reverse(text) {
+  return [...text].reverse().join("");
+}
+
+module.exports = { reverse };

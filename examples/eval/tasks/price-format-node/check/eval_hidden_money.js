@@ -1,0 +1,10 @@
+const assert = require("node:assert");
+const { formatPrice } = require("./src/money");
+const { receipt } = require("./src/receipt");
+assert.strictEqual(formatPrice(150), "$1.50");
+assert.strictEqual(formatPrice(5), "$0.05");
+assert.strictEqual(formatPrice(1234), "$12.34");
+assert.strictEqual(formatPrice(0), "$0.00");
+assert.strictEqual(formatPrice(100000), "$1000.00");
+assert.strictEqual(receipt([{ name: "a", cents: 50 }, { name: "b", cents: 100 }]), "a  $0.50\nb  $1.00\ntotal  $1.50");
+console.log("hidden check: ok");

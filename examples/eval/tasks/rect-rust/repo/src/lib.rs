@@ -1,0 +1,2 @@
+pub mod shapes;
+pub mod units;

@@ -1,0 +1,25 @@
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    pub width: f64,
+    pub height: f64,
+}
+
+impl Rect {
+    pub fn new(width: f64, height: f64) -> Rect {
+        Rect { width, height }
+    }
+
+    pub fn area(&self) -> f64 {
+        self.width * self.height
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn area() {
+        assert_eq!(Rect::new(2.0, 3.0).area(), 6.0);
+    }
+}

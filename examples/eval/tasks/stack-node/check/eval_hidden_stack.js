@@ -1,0 +1,17 @@
+const assert = require("node:assert");
+const mod = require("./stack");
+const Stack = typeof mod === "function" ? mod : mod.Stack;
+const stack = new Stack();
+assert.strictEqual(stack.size(), 0);
+assert.strictEqual(stack.peek(), undefined);
+assert.throws(() => stack.pop(), Error);
+stack.push(1);
+stack.push("two");
+assert.strictEqual(stack.size(), 2);
+assert.strictEqual(stack.peek(), "two");
+assert.strictEqual(stack.size(), 2);
+assert.strictEqual(stack.pop(), "two");
+assert.strictEqual(stack.pop(), 1);
+assert.strictEqual(stack.size(), 0);
+assert.throws(() => stack.pop(), Error);
+console.log("hidden check: ok");

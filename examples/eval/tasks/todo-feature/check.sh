@@ -1,0 +1,4 @@
+set -e
+python -m pytest -q -p no:cacheprovider
+python -m pytest -q -p no:cacheprovider eval_hidden_test_new_methods.py
+python eval_hidden_todo.py

@@ -1,0 +1,10 @@
+const assert = require("node:assert");
+const { truncate, titleCase } = require("./src/strings");
+const index = require("./src/index");
+assert.strictEqual(truncate("abcdefghij", 10), "abcdefghij");
+assert.strictEqual(truncate("abcdefghijk", 10), "abcdefg...");
+assert.strictEqual(truncate("abcdefghijk", 10).length, 10);
+assert.strictEqual(truncate("", 3), "");
+assert.strictEqual(titleCase("a b"), "A B");
+assert.strictEqual(typeof index.truncate, "function", "src/index.js re-exports everything in strings.js");
+console.log("hidden check: ok");

@@ -1,0 +1,20 @@
+import pytest
+
+from settings.errors import SettingsError
+from settings.parse import parse_bool, parse_port
+
+
+def test_parse_bool():
+    assert parse_bool(" Yes ") is True
+    assert parse_bool("off") is False
+
+
+def test_parse_bool_refuses_other_text():
+    with pytest.raises(SettingsError):
+        parse_bool("maybe")
+
+
+def test_parse_port():
+    assert parse_port("8080") == 8080
+    with pytest.raises(SettingsError):
+        parse_port("0")

@@ -1,0 +1,9 @@
+from textutil.wrap import wrap
+
+
+def test_breaks_between_words():
+    assert wrap("aa bb cc dd", 5)[:1] == ["aa bb"]
+
+
+def test_keeps_the_last_line():
+    assert wrap("one two three", 7) == ["one two", "three"]
