@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.evals import metrics
 from agent.evals.runner import EvalRecord, EvalSettings
 
 
@@ -26,6 +27,11 @@ class EvalSummary(BaseModel):
     draft_accepted: int
     wall_seconds: float
     wall_per_solved: float | None  # what one solved task costs the user in wall time
+    # finished while no test ran or a file the task names was missing (agent/evals/metrics.py)
+    vacuous_finishes: int = 0
+    finished_with_tests: int = 0  # reported finished with tests that ran and passed
+    finished_right: int = 0  # of those, the runs whose hidden check passed
+    finish_precision: float | None = None  # of those, the share whose hidden check passed
 
 
 def summarize(label: str, records: list[EvalRecord]) -> EvalSummary:
@@ -36,6 +42,7 @@ def summarize(label: str, records: list[EvalRecord]) -> EvalSummary:
     prompt = sum(r.prompt_tokens for r in records)
     generation = sum(r.generation_seconds for r in records)
     wall = sum(r.wall_seconds for r in records)
+    precise, finished = metrics.finish_precision(records)
     return EvalSummary(
         label=label,
         runs=runs,
@@ -50,6 +57,10 @@ def summarize(label: str, records: list[EvalRecord]) -> EvalSummary:
         draft_accepted=sum(r.draft_accepted for r in records),
         wall_seconds=wall,
         wall_per_solved=wall / passed if passed else None,
+        vacuous_finishes=sum(metrics.vacuous_finish(r) for r in records),
+        finished_with_tests=finished,
+        finished_right=precise,
+        finish_precision=precise / finished if finished else None,
     )
 
 
@@ -75,32 +86,51 @@ def write_report(out: Path, settings: EvalSettings, records: list[EvalRecord]) -
         "",
         totals_table([summary]),
         "",
-        "| task | seed | passed | end | one-shot answers | steps | tokens | wall s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | seed | passed | end | own tests | one-shot answers | steps | tokens | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(records, key=lambda r: (r.task, r.seed)):
+        end = (r.error or r.status) + (" (vacuous)" if metrics.vacuous_finish(r) else "")
         lines.append(
-            f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {r.error or r.status} | {r.one_shots} | {r.steps} "
-            f"| {r.completion_tokens} | {r.wall_seconds:.0f} |"
+            f"| {r.task} | {r.seed} | {'yes' if r.passed else 'no'} | {end} | {own_tests(r)} | {r.one_shots} "
+            f"| {r.steps} | {r.completion_tokens} | {r.wall_seconds:.0f} |"
         )
     paths["markdown"].write_text("\n".join(lines) + "\n", encoding="utf-8")
     chart([summary], paths["chart"], settings.suite)
     return paths
 
 
+def own_tests(record: EvalRecord) -> str:
+    """What the run's own tests said at the end: passed, failed, none ran; - where not recorded."""
+    if record.tests_ran is None:
+        return "-"
+    if not record.tests_ran:
+        return "none ran"
+    missing = f"; missing {', '.join(record.named_missing)}" if record.named_missing else ""
+    return ("passed" if record.tests_passed else "failed") + missing
+
+
+def precision(summary: EvalSummary) -> str:
+    """Finish precision as a share and a count ("75% (6/8)"), or - when no run finished with tests passing."""
+    if summary.finish_precision is None:
+        return "-"
+    return f"{summary.finish_precision:.0%} ({summary.finished_right}/{summary.finished_with_tests})"
+
+
 def totals_table(summaries: list[EvalSummary]) -> str:
     """One row per results folder, side by side."""
     rows = [
-        "| run | passed | pass rate | per seed | steps/task | tok/s | cache reuse | drafted/accepted "
-        "| wall total | wall per solved |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| run | passed | pass rate | per seed | vacuous finishes | finish precision | steps/task | tok/s "
+        "| cache reuse | drafted/accepted | wall total | wall per solved |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summaries:
         seeds = " ".join(f"{rate:.0%}" for rate in s.per_seed.values())
         drafted = f"{s.draft_n}/{s.draft_accepted}" if s.draft_n else "-"
         solved = f"{s.wall_per_solved:.0f} s" if s.wall_per_solved is not None else "-"
         rows.append(
-            f"| {s.label} | {s.passed}/{s.runs} | {s.pass_rate:.1%} | {seeds} | {s.mean_steps:.1f} "
+            f"| {s.label} | {s.passed}/{s.runs} | {s.pass_rate:.1%} | {seeds} | {s.vacuous_finishes} | {precision(s)} "
+            f"| {s.mean_steps:.1f} "
             f"| {s.tokens_per_second:.1f} | {s.cache_reuse:.1%} | {drafted} | {s.wall_seconds / 60:.1f} min "
             f"| {solved} |"
         )

@@ -16,10 +16,12 @@ from pydantic import BaseModel
 from agent import project
 from agent import repo as gitrepo
 from agent.config import Config
-from inference.errors import DflashError
+from agent.checks import run_project_tests
+from agent.evals import metrics
 from agent.evals.tasks import EvalTask
 from agent.workflows import WorkflowResult, new_project, run_task
 from inference.backend import BackendError, ChatBackend
+from inference.errors import DflashError
 from tools.base import ToolError
 from tools.files import write_atomically
 from tools.shell import run_command
@@ -47,6 +49,10 @@ class EvalRecord(BaseModel):
     tests: str = ""  # the run's own final check, what ran: "3 tests passed", "no tests ran (...)"
     missing: list[str] = []  # files and names the task asked for that were not there at the end
     vacuous: bool = False  # reported finished while no test ran or something the task asked for was missing
+    # the eval's own reading of the result, beside the gate's (agent/evals/metrics.py); None: an older record
+    tests_passed: bool | None = None
+    tests_ran: bool | None = None  # False: no test command, or one that ran no test
+    named_missing: list[str] = []  # files the task names that the result lacks
     error: str | None = None
     transcript: str = ""  # the run's transcript (agent mode), to read what went wrong
 
@@ -156,8 +162,18 @@ def run_one(
             wall_seconds=time.monotonic() - started,
         )
     wall = time.monotonic() - started
+    tests = result.tests
+    if tests is None and mode != "agent":  # a peer or one reply ran none of ours: the project's tests, as a user would
+        tests = run_project_tests(work, config)
     passed, tail = check(task, work, config)
-    return _record(task, seed, mode, result, passed, tail, wall)
+    record = _record(task, seed, mode, result, passed, tail, wall)
+    return record.model_copy(
+        update={
+            "tests_passed": tests is not None and tests.passed,
+            "tests_ran": metrics.tests_ran(tests),
+            "named_missing": metrics.missing_files(task.prompt, work),
+        }
+    )
 
 
 def prepare_repository(task: EvalTask, work: Path, config: Config) -> None:

@@ -45,8 +45,25 @@ def test_the_hidden_check_decides_not_the_agents_own_tests(scripted, tmp_path):
     )
     assert [(r.seed, r.passed, r.status) for r in records] == [(1, True, "finished"), (2, False, "finished")]
     assert "AssertionError" in records[1].check_tail
+    assert [(r.tests_passed, r.tests_ran, r.named_missing) for r in records] == [(True, True, [])] * 2
+    summary = summarize("x", records)  # both finished with their tests passing; one was right
+    assert (summary.finished_right, summary.finished_with_tests, summary.vacuous_finishes) == (1, 2, 0)
     work = tmp_path / "work" / "median-bug-s1"
     assert not list(work.glob("eval_hidden_*")) and not (work / ".eval-check.sh").exists(), "check files removed"
+
+
+@pytest.mark.slow  # runs a new project's set-up and its tests
+def test_a_result_without_the_named_module_or_any_test_is_recorded_as_such(scripted, tmp_path):
+    """The vacuous pass of issue 38: only a package.json whose `node --test` finds no test file. Whatever the
+    run's end, the record says no test ran and the named module is missing; a "finished" counts as vacuous."""
+    task = [t for t in load_folder_suite(SUITE) if t.id == "slugify-node"]
+    package = (
+        '<write_file>\n<path>package.json</path>\n<content>\n{"name": "slugify", "scripts": {"test": "node --test"}}\n'
+        "</content>\n</write_file>"
+    )
+    [record] = run_suite(task, [1], CONFIG, scripted([package, FINISH]), tmp_path)
+    assert not record.passed and record.tests_ran is False and record.named_missing == ["slugify.js"]
+    assert summarize("x", [record]).vacuous_finishes == (record.status == "finished")
 
 
 @pytest.mark.slow  # runs whole suites of agent runs
