@@ -157,6 +157,32 @@ def compare_cmd(
         chart(summaries, out / "compare.png", "agent eval compare")
 
 
+@app.command("publish")
+def publish_cmd(
+    folders: list[Path] = typer.Argument(
+        None, help="Results folders of `agent eval run` (none: render the data only)."
+    ),
+    data: Path = typer.Option(Path("docs/bench/eval-results.json"), "--data", help="The published results (JSON)."),
+    doc: Path = typer.Option(Path("docs/eval.md"), "--doc", help="The document whose results table is rendered."),
+) -> None:
+    """Put results folders' totals into one data file (a folder published again replaces its row), then render
+    that file into the document's results table, between its eval-results markers."""
+    from agent.evals.report import PublishedRow, label_of, publish_rows, render_into, summarize
+    from agent.evals.runner import EvalSettings, read_records
+
+    rows = []
+    for folder in folders or []:
+        settings_file = folder / "settings.json"
+        if not settings_file.is_file():
+            raise UserError(f"{folder} is not a results folder of `agent eval run` (no settings.json)")
+        settings = EvalSettings.model_validate_json(settings_file.read_text(encoding="utf-8"))
+        summary = summarize(label_of(settings), read_records(folder / "results.jsonl"))
+        rows.append(PublishedRow(folder=folder.resolve().name, settings=settings, summary=summary))
+    results = publish_rows(data, rows)
+    render_into(doc, data, results)
+    err.print(f"{len(results.rows)} rows in {data}, rendered into {doc}", highlight=False, markup=False)
+
+
 def load_suite(name: str):
     from agent.evals.humaneval import load_humaneval
     from agent.evals.tasks import load_folder_suite

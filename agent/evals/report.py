@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.errors import UserError
 from agent.evals import metrics
 from agent.evals.runner import EvalRecord, EvalSettings
 
@@ -162,3 +163,60 @@ def chart(summaries: list[EvalSummary], path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+# --- published results: one data file, rendered into a document's table -------------------------------------
+
+RESULTS_BEGIN = "<!-- eval-results: rendered from {data} by `agent eval publish`; edit the data, not this table -->"
+RESULTS_END = "<!-- /eval-results -->"
+
+
+class PublishedRow(BaseModel):
+    folder: str  # the results folder's name: publishing it again replaces its row
+    settings: EvalSettings
+    summary: EvalSummary
+
+
+class PublishedResults(BaseModel):
+    rows: list[PublishedRow] = []
+
+
+def publish_rows(data: Path, rows: list[PublishedRow]) -> PublishedResults:
+    """`data` (created when missing) with `rows` in place of those of the same folders; written back."""
+    results = PublishedResults.model_validate_json(data.read_text(encoding="utf-8")) if data.is_file() else None
+    kept = [r for r in (results.rows if results else []) if r.folder not in {row.folder for row in rows}]
+    published = PublishedResults(rows=kept + rows)
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_text(published.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return published
+
+
+def results_table(results: PublishedResults) -> str:
+    """The published rows as one Markdown table: what a user weighs (pass rate, whether "finished" can be
+    trusted, wall time per solved task)."""
+    lines = [
+        "| run | suite | runs | passed | per seed | vacuous finishes | finish precision | wall per solved "
+        "| wall total |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in results.rows:
+        s = row.summary
+        seeds = " ".join(f"{rate:.0%}" for rate in s.per_seed.values())
+        solved = f"{s.wall_per_solved:.0f} s" if s.wall_per_solved is not None else "-"
+        lines.append(
+            f"| {row.folder}: {s.label} | {Path(row.settings.suite).name} | {s.runs} | {s.passed} ({s.pass_rate:.1%}) "
+            f"| {seeds} | {s.vacuous_finishes} | {precision(s)} | {solved} | {s.wall_seconds / 60:.1f} min |"
+        )
+    if not results.rows:
+        lines.append("| not measured yet | | | | | | | | |")
+    return "\n".join(lines)
+
+
+def render_into(doc: Path, data: Path, results: PublishedResults) -> None:
+    """Replace the table between the document's eval-results markers with the published rows."""
+    text = doc.read_text(encoding="utf-8")
+    begin, end = RESULTS_BEGIN.format(data=data.as_posix()), RESULTS_END
+    start, stop = text.find("<!-- eval-results:"), text.find(end)
+    if start < 0 or stop < start:
+        raise UserError(f"{doc} has no eval-results markers; add the lines `{begin}` and `{end}` where the table goes")
+    doc.write_text(text[:start] + f"{begin}\n{results_table(results)}\n" + text[stop:], encoding="utf-8")
