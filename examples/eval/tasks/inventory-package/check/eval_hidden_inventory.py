@@ -8,7 +8,7 @@ assert store.total_value() == 0
 assert store.find("pen") is None
 store.add(pen)
 store.add(Item("book", 12.0, 2))
-assert store.find("book").quantity == 2
+assert store.find("book").total() == 24.0
 assert store.find("pen") is pen
 assert store.find("lamp") is None
 assert store.total_value() == 30.0, store.total_value()
