@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import Field
 
 from agent import checks
 from agent.evals import metrics
@@ -13,18 +12,15 @@ from agent.evals.metrics import finish_precision, missing_files, named_files, va
 from agent.evals.report import summarize, totals_table
 from agent.evals.runner import EvalRecord
 from agent.evals.tasks import load_folder_suite
+from agent.test_runs import read_count
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
 SOLUTIONS = Path(__file__).parent / "solutions"
-CARGO = "    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.31s\n     Running unittests src/lib.rs\n"
+CARGO = "test result: ok. {} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s"
 
 
 def record(passed: bool, status: str = "finished", **fields) -> EvalRecord:
     return EvalRecord(task="t", seed=fields.pop("seed", 1), mode="agent", passed=passed, status=status, **fields)
-
-
-def outcome(output: str, exit_code: int = 0, command: str = "npm test") -> checks.TestOutcome:
-    return checks.TestOutcome(command=command, passed=exit_code == 0, exit_code=exit_code, output_tail=output)
 
 
 def test_a_finish_is_vacuous_when_no_test_ran_or_a_named_file_is_missing():
@@ -36,16 +32,9 @@ def test_a_finish_is_vacuous_when_no_test_ran_or_a_named_file_is_missing():
     assert not vacuous_finish(record(True))  # an older record: nothing recorded about tests
 
 
-def test_the_finish_gates_own_verdict_counts_where_a_record_carries_it():
-    class GateRecord(EvalRecord):  # the fields a record may carry from the `finish` gate
-        vacuous: bool = False
-        missing: list[str] = Field(default_factory=list)
-
-    def gated(**fields) -> GateRecord:
-        return GateRecord(task="t", seed=1, mode="agent", passed=False, status="finished", **fields)
-
-    assert vacuous_finish(gated(vacuous=True)) and vacuous_finish(gated(missing=["stack.js"]))
-    assert not vacuous_finish(gated(tests_ran=True, tests_passed=True))
+def test_the_finish_gates_own_verdict_counts_too():
+    assert vacuous_finish(record(False, vacuous=True)) and vacuous_finish(record(False, missing=["stack.js"]))
+    assert not vacuous_finish(record(False, tests_ran=True, tests_passed=True))
 
 
 def test_finish_precision_counts_only_finishes_with_tests_that_ran_and_passed():
@@ -74,30 +63,19 @@ def test_finish_precision_counts_only_finishes_with_tests_that_ran_and_passed():
         ("no tests ran in 0.01s", 5, "python -m pytest -q", False),
         ("# tests 0\n# pass 0\n# fail 0", 0, "node --test", False),
         ("# tests 3\n# pass 3\n# fail 0", 0, "node --test", True),
-        (f"{CARGO}running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored", 0, "cargo test", False),
-        (
-            f"{CARGO}test result: ok. 2 passed; 0 failed; 0 ignored\ntest result: ok. 0 passed; 0 failed",
-            0,
-            "cargo test",
-            True,
-        ),
-        ("test tests::k ... ok\n\ntest result: ok. 0 passed; 0 failed", 0, "cargo test", True),  # the tail cut
+        (f"running 0 tests\n\n{CARGO.format(0)}\n\nrunning 0 tests\n\n{CARGO.format(0)}", 0, "cargo test", False),
+        (f"running 2 tests\n\n{CARGO.format(2)}\n\nrunning 0 tests\n\n{CARGO.format(0)}", 0, "cargo test", True),
         ("?   \texample.com/m\t[no test files]", 0, "go test ./...", False),
-        ("?   \texample.com/m\t[no test files]\nok  \texample.com/m/sub\t0.01s", 0, "go test ./...", True),
-        ('Error: no test specified"', 1, "npm test", False),
+        ("all good", 0, "make test", True),  # no count named: the exit status is all there is
     ],
 )
-def test_a_run_of_no_tests_is_read_from_each_runners_output(output, exit_code, command, ran):
-    assert metrics.tests_ran(outcome(output, exit_code, command)) is ran
-
-
-def test_no_test_run_at_all_ran_no_test_and_an_outcome_that_counts_its_tests_decides():
-    assert metrics.tests_ran(None) is False
-
-    class Counted(checks.TestOutcome):
-        vacuous: bool = True
-
-    assert metrics.tests_ran(Counted(command="make test", passed=True, exit_code=0, output_tail="ok")) is False
+def test_whether_tests_ran_is_the_outcomes_own_count(output, exit_code, command, ran):
+    count = read_count(command, exit_code, output)
+    outcome = checks.TestOutcome(
+        command=command, passed=exit_code == 0, exit_code=exit_code, output_tail="", count=count
+    )
+    assert metrics.tests_ran(outcome) is ran
+    assert metrics.tests_ran(None) is False  # no test command: no test ran
 
 
 def test_named_files_are_read_from_the_task():
