@@ -22,7 +22,7 @@ def repl(session: ChatSession, read: Read, console: Console) -> None:
     console.print(
         Text.assemble(
             ("dflash-agent", "bold"),
-            plain(f" · {session.repo} · branch {session.git_run.branch} · session {session.id}"),
+            plain(f" · {session.repo} · branch {session.git_run.branch} · session id {session.id}"),
             ("\n/help for commands, Alt-Enter for a new line, Ctrl-C stops a reply, /exit or Ctrl-D to end.", "dim"),
         ),
         highlight=False,

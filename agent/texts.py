@@ -28,10 +28,10 @@ ONE_SHOT_REQUEST = """\
 Reply with the complete new {path}, every stub implemented so that it does what its docstring says, in one
 fenced Python code block. Keep every name, signature and docstring."""
 # ... in a conversation of their own, without the tool protocol: on HumanEval the 1.5B model's first answers were
-# right more often so (docs/eval.md, session 13).
+# right more often so.
 ONE_SHOT_SYSTEM = "You are an expert Python programmer. Answer with the complete file in one fenced code block."
 # ... and, with `one_shot_notes`, after a failed answer, what it failed (not the answer: shown its own answer
-# and its failing example, the model repeated the answer word for word, session 10).
+# and its failing example, the model repeated the answer word for word).
 ONE_SHOT_NOTE = "An earlier answer failed the check; do not repeat its mistake:\n{failure}"
 
 # The `finish` gate's answer while the project's tests (or a refactor's --verify) fail ...

@@ -111,7 +111,7 @@ def test_agent_alone_on_a_terminal_opens_a_chat_here(repo, tmp_path):
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     (only,) = list_sessions(repo)
-    assert only.kind == "chat" and f"session {only.id}" in screen(tmp_path / "terminal.log")
+    assert only.kind == "chat" and f"session id {only.id}" in screen(tmp_path / "terminal.log")
 
 
 # `agent run` on a terminal whose model takes a while before its first token (as loading and reading the prompt do).
