@@ -11,13 +11,24 @@ counts too: either reading makes a finish vacuous."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from agent.checks import TestOutcome
 
-if TYPE_CHECKING:
-    from agent.evals.runner import EvalRecord
+
+class Record(Protocol):
+    """What these metrics read of a run's record (agent/evals/runner.py `EvalRecord`, which imports this module)."""
+
+    status: str
+    passed: bool
+    tests_ran: bool | None
+    tests_passed: bool | None
+    named_missing: list[str]
+    missing: list[str]
+    vacuous: bool
+
 
 # A file name as a task writes it: `stats.py`, `src/shapes.rs`, `tests/test_reader.py`, `Cargo.toml`.
 NAMED_FILE = re.compile(
@@ -44,7 +55,7 @@ def tests_ran(outcome: TestOutcome | None) -> bool:
     return outcome is not None and not outcome.vacuous
 
 
-def vacuous_finish(record: EvalRecord) -> bool:
+def vacuous_finish(record: Record) -> bool:
     """The run reported finished while no test ran or a file the task names was missing (the eval's reading,
     `tests_ran` False and `named_missing`; or the gate's, `vacuous` and `missing`). `tests_ran` None: a record
     made before it was kept, read as not known."""
@@ -53,13 +64,13 @@ def vacuous_finish(record: EvalRecord) -> bool:
     return record.tests_ran is False or bool(record.named_missing or record.missing) or record.vacuous
 
 
-def finished_with_tests(record: EvalRecord) -> bool:
+def finished_with_tests(record: Record) -> bool:
     """Reported finished, with tests that ran and passed: what a user takes for "done" (a file the task
     names may still be missing: the hidden check then tells)."""
     return record.status == "finished" and record.tests_passed is True and record.tests_ran is not False
 
 
-def finish_precision(records: list[EvalRecord]) -> tuple[int, int]:
+def finish_precision(records: Sequence[Record]) -> tuple[int, int]:
     """(hidden check passed, of the runs finished with tests passing); precision = first / second."""
     finished = [r for r in records if finished_with_tests(r)]
     return sum(r.passed for r in finished), len(finished)
