@@ -47,5 +47,5 @@ def fingerprint(values: dict[str, Any]) -> str:
 
 
 def trust_store() -> TrustStore:
-    """In the user config dir, which the sandbox hides from commands (tools/sandbox.py HIDDEN_IN_HOME)."""
+    """In the user config dir, which the sandbox hides from commands (tools/hidden.py HIDDEN_IN_HOME)."""
     return TrustStore(config_dir() / "project-trust.json")

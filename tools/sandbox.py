@@ -10,112 +10,32 @@ stays read-only, the usual secret locations in `$HOME` are hidden, there is no n
 allows it, the command gets its own PID namespace (everything in it dies when the command ends) and no
 capabilities (root included). `full-access` runs the command as it is, limits still applied.
 
-The process limit is a separate, best-effort chain, probed once: a cgroup v1 `pids` controller we may write
-to, a delegated cgroup v2 subtree, `systemd-run --user --scope -p TasksMax=N`, and RLIMIT_NPROC (which the
-kernel does not enforce for root). Memory: RLIMIT_DATA per process, and a cgroup v1 memory group per command
-where one is writable; file size: RLIMIT_FSIZE. `sandbox_status()` says what is in force (`agent doctor`).
+Limits: processes and memory per command (tools/limits.py), RLIMIT_DATA per process, RLIMIT_FSIZE for file
+size. `sandbox_status()` says what is in force (`agent doctor`).
 
-This module imports nothing from the rest of the project (tools.base imports it).
+This module imports nothing from the rest of the project but tools/limits.py (tools.base imports it).
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
-import platformdirs
 from pydantic import BaseModel, Field
+
+from tools.hidden import agent_folders, home_sockets, hidden_paths, socket_places, under
+from tools.limits import memory_group, nothing, process_limiter
 
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 
 BWRAP = "bwrap"  # looked up on PATH; tests point it at a missing binary to take the no-sandbox path
-
-# Relative to $HOME: credentials and what commonly holds them (shell start-up files export tokens, histories
-# hold pasted ones, other agents keep their keys and transcripts). Directories are covered by an empty read-only
-# tmpfs, files by /dev/null; only those that exist. The file tools refuse the same paths (tools/workspace.py).
-HIDDEN_IN_HOME = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".config/git/credentials",
-    ".config/gh",
-    ".config/hub",
-    ".cache/huggingface/token",
-    ".huggingface/token",
-    ".npmrc",
-    ".yarnrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".m2/settings.xml",
-    ".password-store",
-    ".vault-token",
-    ".terraform.d/credentials.tfrc.json",
-    ".pgpass",
-    ".my.cnf",
-    ".s3cfg",
-    ".boto",
-    ".config/rclone",
-    ".local/share/keyrings",
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".profile",
-    ".bash_history",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zsh_history",
-    ".histfile",
-    ".python_history",
-    ".node_repl_history",
-    ".psql_history",
-    ".mysql_history",
-    ".sqlite_history",
-    ".lesshst",
-    ".viminfo",
-    ".claude",
-    ".claude.json",
-    ".codex",
-    ".config/dflash-agent",
-    ".local/share/dflash-agent",
-    ".local/state/dflash-agent",
-)
-
-APP = "dflash-agent"  # the agent's own folders, as inference/paths.py computes them (this module imports nothing)
-
-
-def agent_folders() -> tuple[list[Path], list[Path]]:
-    """The agent's own folders: (hidden: config, data and state, which hold settings, approvals and
-    transcripts; read-only: the caches, which hold models, engines and the offline wheelhouse that sandboxed
-    installs read). No tool writes into any of them, whatever the workspace."""
-    hidden = [
-        Path(platformdirs.user_config_dir(APP)),
-        Path(platformdirs.user_data_dir(APP)),
-        Path(platformdirs.user_state_dir(APP)),
-    ]
-    cache = [Path(platformdirs.user_cache_dir(APP))]
-    if override := os.environ.get("DFLASH_AGENT_CACHE"):
-        cache.append(Path(override).expanduser())
-    return hidden, cache
-
 
 INSTALL_HINT = (
     "install bubblewrap: `sudo apt-get install bubblewrap` (Debian/Ubuntu) or `sudo dnf install bubblewrap` "
@@ -239,7 +159,7 @@ def _kept_under_tmp(home: Path) -> list[Path]:
     kept: list[Path] = []
     for path in candidates:
         path = path.resolve()
-        if _under(path, Path("/tmp")) and path != Path("/tmp") and path.is_dir() and path not in kept:
+        if under(path, Path("/tmp")) and path != Path("/tmp") and path.is_dir() and path not in kept:
             kept.append(path)
     return kept
 
@@ -260,7 +180,7 @@ def bwrap_argv(
     args = _bwrap_base(bwrap, policy.tmp_size_mb << 20 if sized_tmp else 0)
     if policy.network:  # DNS: /etc/resolv.conf often points into the hidden /run (systemd-resolved)
         resolv = Path(RESOLV_CONF).resolve()
-        if resolv.is_file() and any(_under(resolv, Path(run)) for run in RUN_DIRS):
+        if resolv.is_file() and any(under(resolv, Path(run)) for run in RUN_DIRS):
             args += ["--ro-bind", str(resolv), str(resolv)]
     for shown in _kept_under_tmp(home):  # the private /tmp must not hide $HOME, Python or PATH tools
         args += ["--ro-bind", str(shown), str(shown)]
@@ -274,8 +194,8 @@ def bwrap_argv(
         for protected in git_folders(workspace):  # after the writable binds: nothing re-opens them
             # -try: a dangling `.git` link (or one removed since the walk) must not make every command fail
             args += ["--ro-bind-try", str(protected.resolve()), str(protected)]
-    for place in _socket_places(home):  # after the workspace: a socket inside it is covered too
-        if not _under(workspace, place):
+    for place in socket_places(home):  # after the workspace: a socket inside it is covered too
+        if not under(workspace, place):
             args += ["--tmpfs", str(place)] if place.is_dir() else ["--ro-bind", "/dev/null", str(place)]
     hidden = hidden_paths(home)
     for secret in hidden:
@@ -291,26 +211,11 @@ def bwrap_argv(
     if writable:  # a workspace holding the agent's caches ($HOME) must not make them writable
         for cache in agent_folders()[1]:
             real = cache.resolve()
-            if real.is_dir() and _under(real, workspace) and real != workspace:
+            if real.is_dir() and under(real, workspace) and real != workspace:
                 args += ["--ro-bind", str(real), str(real)]
     if not policy.network:
         args.append("--unshare-net")
     return args + ["--chdir", str(workspace), "--", *argv]
-
-
-def _socket_places(home: Path) -> list[Path]:
-    """Where this user's service sockets live besides /run: the $XDG_RUNTIME_DIR folder and the ssh-agent
-    socket ($SSH_AUTH_SOCK). Abstract sockets are reachable only with `network` on
-    (they belong to the network namespace)."""
-    places: list[Path] = []
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        places.append(Path(runtime).resolve())
-    agent = os.environ.get("SSH_AUTH_SOCK")
-    if agent and Path(agent).exists():
-        places.append(Path(agent).resolve())
-    # Covered even under /tmp or /run: the workspace, $HOME or a tool folder may be bound back from there.
-    return [p for p in places if p != Path("/") and p != home]
 
 
 GIT_WALK_BUDGET = 100_000  # entries looked at per command (about half a second); past it, fail closed
@@ -371,311 +276,8 @@ def _gitfile_target(git: Path, workspace: Path) -> list[Path]:
     if not first.startswith("gitdir:"):
         return []
     target = (git.parent / first[len("gitdir:") :].strip()).resolve()
-    inside = target != workspace and _under(target, workspace) and ".git" not in target.relative_to(workspace).parts
+    inside = target != workspace and under(target, workspace) and ".git" not in target.relative_to(workspace).parts
     return [target] if inside and target.is_dir() else []
-
-
-def hidden_paths(home: Path, *, existing: bool = True) -> list[Path]:
-    """The secret locations under `home` and the agent's own config, data and state folders, symlinks
-    resolved. `existing=False`: also those not there yet (what a file tool must not create)."""
-    candidates = [home / rel for rel in HIDDEN_IN_HOME] + agent_folders()[0]
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        candidates += [Path(xdg) / "gh"]
-    seen: list[Path] = []
-    for path in candidates:
-        if not existing or path.exists():
-            real = path.resolve()
-            if real not in seen and real != Path("/"):
-                seen.append(real)
-    return seen
-
-
-SOCKET_SCAN_DEPTH = 4  # folders below $HOME looked into for unix sockets
-SOCKET_SCAN_BUDGET = 5_000  # entries looked at, so a large home costs milliseconds, not seconds
-
-
-def home_sockets(home: Path, skip: list[Path]) -> list[Path]:
-    """Unix sockets in $HOME (an editor's or agent's control socket, a gpg or ssh agent): a read-only mount
-    does not stop connect(), so each is covered. Breadth first, links not followed, `skip` (the workspace,
-    hidden folders) not entered, bounded by SOCKET_SCAN_DEPTH and SOCKET_SCAN_BUDGET."""
-    found: list[Path] = []
-    queue: deque[tuple[str, int]] = deque([(str(home), 0)])
-    seen = 0
-    skipped = {str(p) for p in skip}
-    while queue and seen < SOCKET_SCAN_BUDGET:
-        folder, depth = queue.popleft()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    seen += 1
-                    if entry.path in skipped:
-                        continue
-                    try:
-                        mode = entry.stat(follow_symlinks=False).st_mode
-                    except OSError:
-                        continue
-                    if stat.S_ISSOCK(mode):
-                        found.append(Path(entry.path))
-                    elif stat.S_ISDIR(mode) and depth < SOCKET_SCAN_DEPTH:
-                        queue.append((entry.path, depth + 1))
-        except OSError:
-            continue
-    return found
-
-
-def _under(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder)
-        return True
-    except ValueError:
-        return False
-
-
-# --- process limit ------------------------------------------------------------------------------------
-
-
-@dataclass
-class ProcessLimiter:
-    """One way to bound a command's process count; `prepare(n)` gives an argv prefix and a cleanup."""
-
-    kind: Literal["cgroup-v1", "cgroup-v2", "systemd-run", "rlimit", "none"]
-    description: str
-    parent: Path | None = None  # cgroup folder under which each command gets its own group
-
-    def prepare(self, limit: int) -> tuple[list[str], Callable[[], None]]:
-        if limit <= 0 or self.kind == "none":
-            return [], _nothing
-        if self.kind in ("cgroup-v1", "cgroup-v2") and self.parent is not None:
-            group = self.parent / f"dflash-agent-{os.getpid()}-{next(_group_ids)}"
-            try:
-                group.mkdir()
-                (group / "pids.max").write_text(str(limit))
-            except OSError:
-                _remove_group(group)
-                return [], _nothing
-            # The wrapper shell joins the group, then becomes the command: everything it starts is counted.
-            join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
-            return ["sh", "-c", join, "sh", str(group / "cgroup.procs")], lambda: _remove_group(group)
-        if self.kind == "systemd-run":
-            return [
-                "systemd-run",
-                "--user",
-                "--scope",
-                "--quiet",
-                "--collect",
-                "-p",
-                f"TasksMax={limit}",
-                "--",
-            ], _nothing
-        # RLIMIT_NPROC counts every task of the user, so the limit is what runs now plus the allowance.
-        ceiling = _user_tasks() + limit
-        return ["bash", "-c", 'ulimit -S -u "$1" 2>/dev/null; shift; exec "$@"', "bash", str(ceiling)], _nothing
-
-
-_group_ids = itertools.count()
-_limiter: ProcessLimiter | None = None
-
-
-def _nothing() -> None:
-    pass
-
-
-def _remove_group(group: Path) -> None:
-    """Kill whatever is still in the group (a process that left our process group), then remove it."""
-    deadline = time.monotonic() + 3
-    while True:
-        try:
-            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            group.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.02)
-
-
-def process_limiter() -> ProcessLimiter:
-    """The first process limit that works here (probed once per process)."""
-    global _limiter
-    if _limiter is None:
-        _limiter = (
-            _cgroup_v1()
-            or _cgroup_v2()
-            or _systemd_scope()
-            or _rlimit()
-            or ProcessLimiter(
-                "none",
-                "none: running as root (RLIMIT_NPROC is not enforced for uid 0) without a writable pids "
-                "cgroup or systemd user scope; a fork bomb is bounded only by the timeout",
-            )
-        )
-    return _limiter
-
-
-def _own_cgroup(controller: str) -> str | None:
-    try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            wanted = controller in controllers.split(",") if controller else controllers == ""  # "": cgroup v2
-            if wanted:
-                return path
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _try_group_in(parent: Path, limit_file: str = "pids.max") -> bool:
-    for stale in parent.glob("dflash-agent-*"):  # left by an agent process that died mid-command
-        pid = stale.name.split("-")[-2] if stale.name.count("-") >= 3 else ""
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            _remove_group(stale)
-    probe = parent / f"dflash-agent-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-    except OSError:
-        return False
-    try:
-        (probe / limit_file).write_text(str(16 << 20) if limit_file.startswith("memory") else "16")
-        return True
-    except OSError:
-        return False
-    finally:
-        _remove_group(probe)
-
-
-def _cgroup_v1() -> ProcessLimiter | None:
-    root = Path("/sys/fs/cgroup/pids")
-    own = _own_cgroup("pids")
-    if own is None or not (root / "cgroup.procs").exists():
-        return None
-    parent = root / own.lstrip("/")
-    if os.access(parent, os.W_OK) and _try_group_in(parent):
-        return ProcessLimiter("cgroup-v1", f"cgroup v1 pids controller (pids.max per command under {parent})", parent)
-    return None
-
-
-def _cgroup_v2() -> ProcessLimiter | None:
-    root = Path("/sys/fs/cgroup")
-    own = _own_cgroup("")
-    if own is None or not (root / "cgroup.controllers").exists():
-        return None
-    parent = root / own.lstrip("/")
-    try:
-        if "pids" not in (parent / "cgroup.subtree_control").read_text().split():
-            return None  # not delegated to us with pids enabled (enabling it here would move our own process)
-    except OSError:
-        return None
-    if os.access(parent, os.W_OK) and _try_group_in(parent):
-        return ProcessLimiter("cgroup-v2", f"cgroup v2 pids controller (delegated subtree {parent})", parent)
-    return None
-
-
-def _systemd_scope() -> ProcessLimiter | None:
-    if not shutil.which("systemd-run"):
-        return None
-    try:
-        done = subprocess.run(
-            ["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=16", "--", "true"],
-            capture_output=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    return ProcessLimiter("systemd-run", "systemd user scope (systemd-run --user --scope -p TasksMax=N)")
-
-
-def _rlimit() -> ProcessLimiter | None:
-    if os.geteuid() == 0 or not shutil.which("bash"):
-        return None
-    return ProcessLimiter("rlimit", "RLIMIT_NPROC (ulimit -u: tasks of this user now + the allowance)")
-
-
-def _user_tasks() -> int:
-    uid, count = os.getuid(), 0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    count += sum(1 for _ in (entry / "task").iterdir())
-            except OSError:
-                pass
-    return count
-
-
-# --- memory limit for the whole command ------------------------------------------------------------
-
-
-@dataclass
-class MemoryGroup:
-    """A cgroup v1 memory controller we may write to: each command gets a group capped at the policy's
-    memory, so the command as a whole (every process it starts) cannot take more; the kernel kills a
-    process in it when the cap is reached. Where there is none, RLIMIT_DATA per process is the only cap."""
-
-    parent: Path | None
-
-    def prepare(self, limit_mb: int) -> tuple[list[str], Callable[[], None], Callable[[], bool]]:
-        """argv prefix that joins a fresh group, its cleanup, and a check whether the cap was hit."""
-        if self.parent is None or limit_mb <= 0:
-            return [], _nothing, lambda: False
-        group = self.parent / f"dflash-agent-{os.getpid()}-{next(_group_ids)}"
-        try:
-            group.mkdir()
-            (group / "memory.limit_in_bytes").write_text(str(limit_mb << 20))
-            with contextlib.suppress(OSError):  # no swap accounting: the cap on memory alone
-                (group / "memory.memsw.limit_in_bytes").write_text(str(limit_mb << 20))
-        except OSError:
-            _remove_group(group)
-            return [], _nothing, lambda: False
-        join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
-        return (
-            ["sh", "-c", join, "sh", str(group / "cgroup.procs")],
-            lambda: _remove_group(group),
-            lambda: _oom_kills(group) > 0,
-        )
-
-
-def _oom_kills(group: Path) -> int:
-    """Processes the kernel killed in the group for its cap (`oom_kill` in memory.oom_control, Linux 4.13+)."""
-    try:
-        for line in (group / "memory.oom_control").read_text().splitlines():
-            if line.startswith("oom_kill "):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-_memory_group: MemoryGroup | None = None
-
-
-def memory_group() -> MemoryGroup:
-    """The writable cgroup v1 memory controller here, if any (probed once per process)."""
-    global _memory_group
-    if _memory_group is None:
-        root, own = Path("/sys/fs/cgroup/memory"), _own_cgroup("memory")
-        parent = root / own.lstrip("/") if own is not None else None
-        usable = (
-            parent is not None
-            and (root / "cgroup.procs").exists()
-            and os.access(parent, os.W_OK)
-            and _try_group_in(parent, "memory.limit_in_bytes")
-        )
-        _memory_group = MemoryGroup(parent if usable else None)
-    return _memory_group
 
 
 # --- putting it together ------------------------------------------------------------------------------
@@ -685,7 +287,7 @@ def memory_group() -> MemoryGroup:
 class WrappedCommand:
     argv: list[str]
     sandboxed: bool  # runs under bubblewrap
-    cleanup: Callable[[], None] = _nothing  # call once the command has ended (and its group is killed)
+    cleanup: Callable[[], None] = nothing  # call once the command has ended (and its group is killed)
     out_of_memory: Callable[[], bool] = lambda: False  # before cleanup: the command's memory cgroup hit its cap
     env: dict[str, str] = field(default_factory=dict)  # environment overrides for inside the sandbox
     warning: str | None = None  # set the first time a command runs unsandboxed against the policy

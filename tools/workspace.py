@@ -10,7 +10,7 @@ from typing import Iterator
 import pathspec
 
 from tools.base import ToolError
-from tools.sandbox import agent_folders, hidden_paths
+from tools.hidden import agent_folders, hidden_paths
 
 ALWAYS_SKIPPED = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".venv"}
 

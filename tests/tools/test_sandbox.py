@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import sandbox
+from tools import hidden, sandbox
 from tools.base import ToolContext, ToolPolicy
 from tools.sandbox import SandboxPolicy, bwrap_argv, probe_bwrap, process_limiter, sandbox_status, wrap_command
 from tools.shell import BashTool, run_command
@@ -746,6 +746,6 @@ def test_the_sandbox_knows_the_agents_folders_where_inference_paths_puts_them(mo
     from inference import paths
 
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "models"))
-    hidden, caches = sandbox.agent_folders()
-    assert hidden == [paths.config_dir(), paths.data_dir(), paths.state_dir()]
+    folders, caches = hidden.agent_folders()
+    assert folders == [paths.config_dir(), paths.data_dir(), paths.state_dir()]
     assert caches == [paths.platform_cache_dir(), paths.cache_dir()]
