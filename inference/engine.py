@@ -21,70 +21,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from inference.capabilities import SDIST_VERSION_PIN, Capabilities, parse_help
+from inference.engine_patches import applicable_patches, digest, patched_copy
 from inference.errors import DflashError
 from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
 from inference.paths import cache_dir
 
 BEELLAMA_URL = "https://github.com/Anbeeld/beellama.cpp"
-SDIST_VERSION_PIN = "0.3.36"  # llama-cpp-python: its sdist vendors upstream llama.cpp (with DFlash and MTP)
 # The pin and why (docs/beellama-versions.md): v0.2.0 is the first release with Gemma 4 DFlash, the one the seed's
 # commands and the drafter's model card were run on, and the one whose real `--help` ships here (dialects/), so a
 # plan can render its exact argv before anything is built. v0.3.x does not fix its 4090 failure (BeeLlama #47, #91);
 # v0.4.x does (#98) with upstream `draft-dflash`, another dialect and a converted drafter.
 BEELLAMA_TAG = "v0.2.0"
-DIALECTS = Path(__file__).parent / "dialects"
-DEFAULT_HELP = DIALECTS / "beellama-v0.2.0-help.txt"
 # BeeLlama tags known to work, and for what (docs/beellama-versions.md has each one's issue links)
 BEELLAMA_KNOWN_GOOD = {
     "v0.2.0": "fork DFlash (`--spec-type dflash`); the seed's numbers; #27 on some 4090 setups",
     "v0.4.4": "upstream `draft-dflash` (converted drafter), MTP; fixes the 4090 `/////` of #91 (#98); less context on 24 GB (#98)",
 }
-
-
-class KnownEngine(BaseModel):
-    """An engine whose flag table ships in `dialects/`, so a profile renders for it before anything is built."""
-
-    name: str
-    label: str  # what the flag table was read from
-    help_file: str  # in dialects/
-    build: str  # the command that builds it
-
-    def capabilities(self) -> "Capabilities":
-        return parse_help((DIALECTS / self.help_file).read_text())
-
-
-KNOWN_ENGINES: dict[str, KnownEngine] = {
-    e.name: e
-    for e in (
-        KnownEngine(
-            name="beellama-v0.2",
-            label="BeeLlama v0.2.0 (its real --help)",
-            help_file="beellama-v0.2.0-help.txt",
-            build="agent engine build --source beellama",
-        ),
-        KnownEngine(
-            name="beellama-v0.4",
-            label="BeeLlama v0.4.x (the flag table of its v0.4.3 source; v0.4.4 documents the same Bee flags)",
-            help_file="beellama-v0.4.3-help.txt",
-            build="agent engine build --source beellama --ref v0.4.4",
-        ),
-        KnownEngine(
-            name="upstream",
-            label=f"upstream llama.cpp (the real --help of the llama-cpp-python {SDIST_VERSION_PIN} sdist's build)",
-            help_file=f"upstream-sdist-{SDIST_VERSION_PIN}-help.txt",
-            build="agent engine build --source pypi-sdist",
-        ),
-    )
-}
-
-
-def known_engine(name: str) -> KnownEngine:
-    if name not in KNOWN_ENGINES:
-        raise KeyError(f"unknown engine {name!r}; known: {', '.join(KNOWN_ENGINES)}")
-    return KNOWN_ENGINES[name]
 
 
 # the oldest CUDA that can target each compute capability (NVIDIA's release notes)
@@ -170,25 +126,6 @@ class BuildOptions(BaseModel):
         return args
 
 
-class Capabilities(BaseModel):
-    """What a llama-server binary accepts, read from its `--help` (never guessed)."""
-
-    flags: list[str] = Field(default_factory=list)
-    spec_types: list[str] = Field(default_factory=list)
-    cache_types: list[str] = Field(default_factory=list)
-
-    def has(self, flag: str) -> bool:
-        return flag in self.flags
-
-    @property
-    def dflash_dialect(self) -> Literal["beellama", "upstream", "none"]:
-        if "dflash" in self.spec_types and self.has("--spec-dflash-cross-ctx"):
-            return "beellama"
-        if "draft-dflash" in self.spec_types:
-            return "upstream"
-        return "none"
-
-
 class Engine(BaseModel):
     key: str
     source: str
@@ -206,29 +143,6 @@ class Engine(BaseModel):
         return next((w for w in map(self.binary.parent.joinpath, RPC_SERVER_NAMES) if w.is_file()), None)
 
 
-def parse_help(text: str) -> Capabilities:
-    flags = sorted(set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", text)))
-    spec_types: list[str] = []
-    cache_types: list[str] = []
-    for block in re.split(r"\n(?=\S|\s{0,4}-)", text):
-        if "--spec-type" in block:
-            spec_types = _choices(block, "--spec-type") or spec_types
-        if "--cache-type-k" in block:
-            cache_types = _choices(block, "--cache-type-k") or cache_types
-    return Capabilities(flags=flags, spec_types=spec_types, cache_types=cache_types)
-
-
-def _choices(block: str, flag: str) -> list[str]:
-    """Values listed as `FLAG a,b,c`, `[a|b|c]`, `{a,b}` or `allowed values: a, b` in one option's help."""
-    listed = rf"{re.escape(flag)}\s+\[?([\w.-]+(?:[|,][\w.-]+)+)\]?"
-    for pattern in (listed, r"\[([\w.-]+(?:\|[\w.-]+)+)\]", r"\{([\w.-]+(?:,\s*[\w.-]+)+)\}"):
-        if found := re.search(pattern, block):
-            return [v.strip() for v in re.split(r"[|,]", found.group(1))]
-    if found := re.search(r"(?:allowed values|values|one of)[^:]*:\s*([\w.-]+(?:,\s*[\w.-]+)+)", block, re.I):
-        return [v.strip() for v in found.group(1).split(",")]
-    return []
-
-
 def probe(binary: Path) -> tuple[str, Capabilities]:
     help_run = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
     if help_run.returncode != 0:
@@ -236,11 +150,6 @@ def probe(binary: Path) -> tuple[str, Capabilities]:
     version_run = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     version = next((ln for ln in (version_run.stderr + version_run.stdout).splitlines() if "version" in ln), "unknown")
     return version.strip(), parse_help(help_run.stdout + help_run.stderr)
-
-
-def default_capabilities() -> Capabilities:
-    """What `agent engine build` builds by default (BeeLlama at its pin) accepts, from that version's real `--help`."""
-    return parse_help(DEFAULT_HELP.read_text())
 
 
 def detect_build_options(backend: str | None = None, cuda_arch: str | None = None) -> BuildOptions:
@@ -401,7 +310,7 @@ def build_engine(
     options = options or detect_build_options()
     tree, commit = resolve_source(source)
     patches = applicable_patches(tree)
-    identity = "|".join([commit, " ".join(options.cmake_args()), *(f"{p.name}:{_digest(p)}" for p in patches)])
+    identity = "|".join([commit, " ".join(options.cmake_args()), *(f"{p.name}:{digest(p)}" for p in patches)])
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     out = engines_dir() / key
     manifest = out / "engine.json"
@@ -482,129 +391,6 @@ def rpc_target(tree: Path) -> str:
         if lists.is_file() and (found := re.search(r"set\(TARGET\s+([\w-]+)\)", lists.read_text())):
             return found.group(1)
     raise EngineBuildError(f"{tree} has no RPC server (tools/rpc or examples/rpc); build it without --rpc")
-
-
-PATCHES_DIR = Path(__file__).parent / "patches"
-AMX_PATCH = "amx-tile-config"  # without it, ggml's AMX kernels crash (inference/server.without_broken_amx)
-
-
-def applicable_patches(tree: Path) -> list[Path]:
-    """Our engine patches that apply cleanly to this tree. Each is optional: a source that has moved on builds
-    without it, and the flags it adds are then missing from the engine's capabilities."""
-    if not shutil.which("git"):  # the toolchain check names what to install
-        return []
-    return [patch for patch in packaged_patches() if _git_apply(tree, patch, "--check").returncode == 0]
-
-
-def packaged_patches() -> list[Path]:
-    """The patches this package ships. None at all means a broken install (package data left out), which would
-    build an engine without our flags and fixes and say nothing: refuse instead."""
-    patches = sorted(PATCHES_DIR.glob("*.patch"))
-    if not patches:
-        raise EngineBuildError(
-            f"this install of dflash-agent has no engine patches in {PATCHES_DIR}; reinstall it from a wheel or "
-            "source that includes inference/patches"
-        )
-    return patches
-
-
-def patched_copy(tree: Path, patches: list[Path], target: Path) -> Path:
-    """A copy of the source tree with the patches applied; the cached source itself stays pristine."""
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(tree, target, ignore=shutil.ignore_patterns(".git"), symlinks=True)
-    for patch in patches:
-        run = _git_apply(target, patch)
-        if run.returncode != 0:
-            raise EngineBuildError(f"patch {patch.name} passed its check but failed to apply: {run.stderr[-500:]}")
-    return target
-
-
-def _git_apply(tree: Path, patch: Path, *flags: str) -> subprocess.CompletedProcess:
-    """`git apply` relative to `tree` (its own repository, or none: never one it happens to sit in)."""
-    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tree.resolve().parent))
-    return subprocess.run(["git", "apply", *flags, str(patch)], cwd=tree, env=env, capture_output=True, text=True)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-
-
-# ---------------------------------------------------------------- engines built elsewhere
-
-
-def add_engine(spec: str, backend: str | None = None) -> Engine:
-    """Register a llama-server someone already built (a path) or a container image that runs one (BeeLlama
-    publishes `ghcr.io/anbeeld/beellama.cpp:server-cuda-*`): its `--help` read like a build's, recorded with
-    the builds, so profiles choose it the same way. The binary stays where it is; an image runs through a small
-    launcher script (`docker run`, host network, the model cache mounted read-only)."""
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        path = path / "llama-server"
-    if path.is_file():
-        if not os.access(path, os.X_OK):
-            raise EngineBuildError(f"{path} is not executable; point at the llama-server binary itself")
-        binary, source = path.resolve(), f"local:{path.resolve()}"
-        identity = hashlib.sha256(binary.read_bytes()).hexdigest()
-    elif re.fullmatch(r"[\w.-]+(:\d+)?(/[\w.-]+)+(:[\w.-]+|@sha256:[0-9a-f]{64})", spec):
-        binary, source, identity = _image_launcher(spec, backend), f"image:{spec}", spec
-    else:
-        raise EngineBuildError(
-            f"{spec} is neither a llama-server binary (a file, or a folder holding one) nor a container image "
-            "(REGISTRY/NAME:TAG, e.g. ghcr.io/anbeeld/beellama.cpp:server-cuda-v0.4.4)"
-        )
-    try:
-        version, capabilities = probe(binary)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EngineBuildError(f"{spec}: `--help` could not be run ({exc}); is it a llama-server?") from None
-    if "--spec-draft-model" not in capabilities.flags and "-md" not in capabilities.flags:
-        raise EngineBuildError(f"{spec}: its --help lists no --spec-draft-model/-md; not a llama-server")
-    key = "added-" + hashlib.sha256(identity.encode()).hexdigest()[:10]
-    engine = Engine(
-        key=key,
-        source=source,
-        commit=identity[:40],
-        options=BuildOptions.model_validate({"backend": backend or _backend_of(spec, binary)}),
-        binary=binary,
-        version=version,
-        capabilities=capabilities,
-        build_seconds=0,
-    )
-    folder = engines_dir() / key
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "engine.json").write_text(engine.model_dump_json(indent=2))
-    return engine
-
-
-def _backend_of(spec: str, binary: Path) -> str:
-    """cuda for a CUDA image; cuda or metal when llama-server lists such a device (`--list-devices`); else cpu."""
-    if binary.name == "llama-server" and spec.startswith(("ghcr.io/", "docker.io/")) and "cuda" in spec:
-        return "cuda"
-    try:
-        out = subprocess.run([str(binary), "--list-devices"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return "cpu"
-    text = out.stdout + out.stderr
-    return "cuda" if re.search(r"\bCUDA\d", text) else "metal" if "Metal" in text or "MTL0" in text else "cpu"
-
-
-def _image_launcher(image: str, backend: str | None) -> Path:
-    """A script that runs llama-server from `image` with this machine's view: host network (so --host/--port
-    mean what they say), GPUs for a cuda image, the model cache mounted read-only at the same path."""
-    if not shutil.which("docker"):
-        raise EngineBuildError(f"registering {image} needs docker on PATH (https://docs.docker.com/engine/install/)")
-    from inference.paths import cache_dir as _cache
-
-    key = "added-" + hashlib.sha256(image.encode()).hexdigest()[:10]
-    script = engines_dir() / key / "bin" / "llama-server"
-    script.parent.mkdir(parents=True, exist_ok=True)
-    gpus = "" if backend == "cpu" else "--gpus all "
-    models = _cache() / "models"
-    script.write_text(
-        "#!/bin/sh\n# llama-server from a container image, registered by `agent engine add`\n"
-        f'exec docker run --rm --init --network host {gpus}-v "{models}:{models}:ro" {image} "$@"\n'
-    )
-    script.chmod(0o755)
-    return script
 
 
 def list_engines() -> list[Engine]:

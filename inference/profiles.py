@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from inference.engine import Capabilities
+from inference.capabilities import Capabilities
 from inference.errors import DflashError
 
 EngineName = Literal["llama-server", "vllm", "sglang"]
@@ -32,7 +32,7 @@ class Profile(BaseModel):
     name: str
     description: str = ""
     engine: EngineName = "llama-server"
-    # llama-server: the engines (inference.engine.KNOWN_ENGINES) it is written for; it renders for each of them,
+    # llama-server: the engines (inference.capabilities.KNOWN_ENGINES) it is written for; it renders for each of them,
     # and a plan with no engine built renders for the first
     engines: list[str] = Field(default_factory=list)
     target: str  # llama-server: catalog model id; vllm/sglang: Hugging Face checkpoint (or local folder)

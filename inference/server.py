@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from inference.engine import AMX_PATCH, Capabilities, Engine
+from inference.engine import Capabilities, Engine
+from inference.engine_patches import AMX_PATCH
 from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import chosen_gpus, cpu_has_amx
@@ -380,7 +381,8 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     """(capabilities, binary, description) of the engine a profile would run on: the chosen build, or when none
     is built (and no key named), what `agent engine build` builds by default, read from its real `--help`; for a
     profile with RPC workers, that build with the RPC backend (llama.cpp lists `--rpc` only when it is built in)."""
-    from inference.engine import BEELLAMA_TAG, default_capabilities, known_engine
+    from inference.capabilities import default_capabilities, known_engine
+    from inference.engine import BEELLAMA_TAG
 
     try:
         engine = choose_engine(profile, key)

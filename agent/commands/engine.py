@@ -80,7 +80,8 @@ def engine_add(
 ) -> None:
     """Register a llama-server built elsewhere: its --help is read like a build's, and profiles use it."""
     from agent.commands.common import fail
-    from inference.engine import EngineBuildError, add_engine
+    from inference.engine import EngineBuildError
+    from inference.engine_add import add_engine
 
     if backend not in (None, "cpu", "cuda", "metal"):
         fail(f"--backend {backend}: use cpu, cuda or metal")

@@ -42,7 +42,8 @@ def test_capabilities_of_the_built_engine(engine):
 
 
 def test_our_patches_are_built_in_and_the_cached_source_stays_pristine(engine):
-    from inference.engine import applicable_patches, resolve_source
+    from inference.engine import resolve_source
+    from inference.engine_patches import applicable_patches
 
     assert engine.patches == ["amx-tile-config", "ngram-simple-adaptive"]
     assert engine.capabilities.has("--spec-ngram-simple-adapt-min")
@@ -53,7 +54,7 @@ def test_our_patches_are_built_in_and_the_cached_source_stays_pristine(engine):
 
 def test_a_patch_that_does_not_apply_is_left_out(tmp_path):
     """A source that has moved on (here: no such file at all) builds without our patch instead of failing."""
-    from inference.engine import applicable_patches
+    from inference.engine_patches import applicable_patches
 
     (tmp_path / "common").mkdir()
     (tmp_path / "common" / "common.h").write_text("// another llama.cpp\n")
@@ -337,7 +338,7 @@ def test_the_real_beellama_v020_help_renders_the_seed_command_token_for_token():
     """SEED-NOTES.md section 4, from the real `--help` of a v0.2.0 build (the default pin)."""
     from pathlib import Path
 
-    from inference.engine import default_capabilities
+    from inference.capabilities import default_capabilities
     from inference.profiles import BUILTIN_PROFILES, render
 
     caps = default_capabilities()

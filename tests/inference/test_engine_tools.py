@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from inference import python_engines
-from inference.engine import known_engine
+from inference.capabilities import known_engine
 from inference.net import free_port
 from inference.profiles import BUILTIN_PROFILES, render
 

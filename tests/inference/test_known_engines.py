@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.engine import KNOWN_ENGINES, known_engine
+from inference.capabilities import KNOWN_ENGINES, known_engine
 from inference.profiles import BUILTIN_PROFILES, ProfileError, render
 
 LLAMA_PROFILES = [p for p in BUILTIN_PROFILES.values() if p.engine == "llama-server"]

@@ -9,7 +9,8 @@ import httpx
 import psutil
 import pytest
 
-from inference.engine import BuildOptions, EngineBuildError, default_capabilities, rpc_target
+from inference.capabilities import default_capabilities
+from inference.engine import BuildOptions, EngineBuildError, rpc_target
 from inference.profiles import BUILTIN_PROFILES, ProfileError, render
 from inference.rpc import LocalRpcWorkers
 from inference.server import ManagedServer, build_hint
