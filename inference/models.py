@@ -5,10 +5,12 @@ Checksums belong to a source, not to a model: the same model from two places may
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from functools import partial
+from typing import Annotated, Callable, Literal, Union
 
 from pydantic import BaseModel, Field
 
+from inference import headers
 from inference.shape import ModelShape
 
 
@@ -55,6 +57,8 @@ class ModelSpec(BaseModel):
     approx_size: int  # bytes, for disk checks and memory plans before a download
     sources: list[Source]
     shape: ModelShape | None = None  # the GGUF header's layer shape, for memory plans before a download
+    # every header fact (keys, tensors) for `agent models synth`; called with a layer count to cut a target
+    header: Callable[..., headers.Header] | None = Field(default=None, exclude=True)
 
 
 QWEN_1_5B = ModelSpec(
@@ -85,6 +89,7 @@ QWEN_1_5B = ModelSpec(
         value_length=[128] * 28,
         context_length=32768,  # qwen2.context_length of the GGUF
     ),
+    header=partial(headers.qwen2_header, size_label="1.5B", layers=28, embd=1536, ff=8960, heads=12, kv_heads=2),
 )
 
 QWEN_0_5B = ModelSpec(
@@ -114,6 +119,10 @@ QWEN_0_5B = ModelSpec(
         key_length=[64] * 24,
         value_length=[64] * 24,
     ),
+    # tied embeddings (Qwen2.5-0.5B's config); not checked against the published file, which is not cached here
+    header=partial(
+        headers.qwen2_header, size_label="0.5B", layers=24, embd=896, ff=4864, heads=14, kv_heads=2, tied=True
+    ),
 )
 
 GEMMA4_31B = ModelSpec(
@@ -136,6 +145,7 @@ GEMMA4_31B = ModelSpec(
         swa_layers=[True, True, True, True, True, False] * 10,
         context_length=262144,  # n_ctx_train in llama.cpp's log (noonghunna/club-3090#371)
     ),
+    header=headers.gemma4_31b_header,
 )
 
 GEMMA4_31B_DFLASH = ModelSpec(
@@ -157,6 +167,7 @@ GEMMA4_31B_DFLASH = ModelSpec(
         dflash_block_size=16,
         dflash_target_layers=6,
     ),
+    header=headers.dflash_draft_header,
 )
 
 # Gemma 4 31B's multi-token-prediction drafter for stock llama.cpp `--spec-type draft-mtp` (ggml-org/llama.cpp#23398,
@@ -192,7 +203,31 @@ GEMMA4_31B_MTP = ModelSpec(
     ),
 )
 
-CATALOG: dict[str, ModelSpec] = {m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH, GEMMA4_31B_MTP)}
+GEMMA4_31B_DFLASH_UPSTREAM = ModelSpec(
+    id="gemma4-31b-dflash-upstream",
+    filename="gemma4-31b-it-dflash-upstream-Q5_K_M.gguf",
+    description="The same DFlash draft in upstream llama.cpp's format (architecture dflash; `--spec-type "
+    "draft-dflash`): convert the dflash-draft file with BeeLlama >= v0.4's scripts/convert-dflash-draft-to-upstream.py.",
+    role="draft",
+    approx_size=1_050_000_000,
+    sources=[],  # no published GGUF in this format: convert one (above) or run it synthetic (`agent models synth`)
+    shape=ModelShape(
+        arch="dflash",
+        layers=5,  # unlike dflash-draft, upstream's drafter keeps a KV cache as long as the target's context
+        embedding=5376,
+        vocab=262144,
+        kv_heads=[8] * 5,
+        key_length=[128] * 5,
+        value_length=[128] * 5,
+        dflash_block_size=16,
+        dflash_target_layers=6,
+    ),
+    header=headers.dflash_upstream_header,
+)
+
+CATALOG: dict[str, ModelSpec] = {
+    m.id: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA4_31B, GEMMA4_31B_DFLASH, GEMMA4_31B_MTP, GEMMA4_31B_DFLASH_UPSTREAM)
+}
 DEFAULT_MODEL = QWEN_1_5B.id
 
 

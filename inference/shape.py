@@ -128,7 +128,7 @@ def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
         raise ShapeError(f"{where}: no general.architecture key; not a model GGUF") from None
 
     def get(key: str, default: Any = None) -> Any:
-        found = meta.get(f"{arch}.{key}", meta.get(f"dflash.{key}", default))
+        found = meta.get(f"{arch}.{key}", default)
         if found is None:
             raise ShapeError(f"{where}: the header has no {arch}.{key}, which the memory plan needs")
         return found
@@ -151,7 +151,10 @@ def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
         key_length = [int(key_swa) if s else k for k, s in zip(key_length, swa)]
         value_length = [int(value_swa) if s else v for v, s in zip(value_length, swa)]
     vocab = meta.get(f"{arch}.vocab_size") or meta.get("tokenizer.ggml.tokens") or 0
-    target_layers = get("target_layers", 0)
+    # DFlash drafters: BeeLlama's `dflash-draft` keys (`<arch>.dflash.block_size`, `<arch>.dflash.target_layer_ids`,
+    # its src/llama-arch.cpp), upstream's `dflash` ones (`dflash.block_size`, `dflash.target_layers`, src/models/dflash.cpp)
+    block_size = meta.get(f"{arch}.dflash.block_size", meta.get(f"{arch}.block_size", 0))
+    target_layers = meta.get(f"{arch}.dflash.target_layer_ids", meta.get(f"{arch}.target_layers", 0))
     return ModelShape(
         arch=arch,
         layers=layers,
@@ -162,7 +165,7 @@ def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
         value_length=value_length,
         sliding_window=window,
         swa_layers=swa,
-        dflash_block_size=int(get("block_size", 0)),
+        dflash_block_size=int(block_size or 0),
         dflash_target_layers=len(target_layers) if isinstance(target_layers, list) else int(target_layers),
         context_length=int(meta.get(f"{arch}.context_length", 0) or 0),
     )

@@ -1,4 +1,4 @@
-"""`agent models list|pull`: the model catalog and the local cache."""
+"""`agent models list|pull|synth`: the model catalog, the local cache, and synthetic files."""
 
 from __future__ import annotations
 
@@ -51,3 +51,26 @@ def models_pull(
         catalog_model(name), source_order=source or config.model_sources, offline=config.offline, revision=revision
     )
     typer.echo(str(path))
+
+
+@app.command("synth")
+def models_synth(
+    name: str = typer.Argument(..., help="Catalog id, e.g. gemma4-31b."),
+    out: Optional[str] = typer.Option(None, "--out", help="Where to write it (default: the cache's synthetic/)."),
+    layers: Optional[int] = typer.Option(
+        None, "--layers", min=1, help="Cut a target to its first N layers (a drafter: pair it with such a target)."
+    ),
+) -> None:
+    """Write a synthetic GGUF: the real file's header (keys, tokenizer, every tensor's name, type and shape) over
+    zero weights stored as a sparse hole (megabytes on disk); engines allocate and decode as for the real file."""
+    from pathlib import Path
+
+    from inference.synth import SynthError, write_synthetic
+
+    try:
+        path = write_synthetic(name, Path(out) if out else None, layers)
+    except (SynthError, KeyError) as exc:
+        typer.echo(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", err=True)
+        raise typer.Exit(1) from None
+    size, disk = path.stat().st_size, path.stat().st_blocks * 512
+    typer.echo(f"{path}  ({size / 1e9:.2f} GB apparent, {disk / 1e6:.1f} MB on disk)")
