@@ -102,8 +102,8 @@ def _add(writer, key: str, kind: str, value: Any) -> None:
 
     if isinstance(value, list) and kind == "str":  # tokenizer arrays: their element type from the vocab file
         first = value[0] if value else ""
-        sub = T.STRING if isinstance(first, str) else T.FLOAT32 if isinstance(first, float) else T.INT32
-        writer.add_key_value(key, value, T.ARRAY, sub)
+        item = T.STRING if isinstance(first, str) else T.FLOAT32 if isinstance(first, float) else T.INT32
+        writer.add_key_value(key, value, T.ARRAY, item)
         return
     kinds: dict[str, tuple[T, T | None]] = {
         "u32": (T.UINT32, None),
