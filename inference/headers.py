@@ -266,7 +266,7 @@ def draft_target_layers(target_layers: int) -> list[int]:
     """The drafter's target layer ids for a target cut to `target_layers` (scaled alike; the real 60 unchanged)."""
     if target_layers >= GEMMA4_31B_LAYERS:
         return list(DRAFT_TARGET_LAYERS)
-    return sorted({min(target_layers - 1, round(i * target_layers / GEMMA4_31B_LAYERS)) for i in DRAFT_TARGET_LAYERS})
+    return sorted({min(target_layers - 2, round(i * target_layers / GEMMA4_31B_LAYERS)) for i in DRAFT_TARGET_LAYERS})
 
 
 def _draft_layer_tensors(prefix_norms: list[str], quant: str, wide: str, i: int) -> list[Tensor]:
@@ -305,8 +305,10 @@ def _draft_keys(arch: str, prefix: str, target_layers: int) -> list[tuple[str, V
     ]
 
 
-def _tokenizer_keys() -> list[tuple[str, ValueKind, Any]]:
-    return [
+def _tokenizer_keys(mask: bool = False) -> list[tuple[str, ValueKind, Any]]:
+    """The target's tokenizer keys; upstream's drafter adds its mask token (`tokenizer.ggml.mask_token_id`,
+    read by common/speculative.cpp: the token drafted positions start from)."""
+    keys: list[tuple[str, ValueKind, Any]] = [
         ("tokenizer.ggml.model", "str", "gemma4"),
         ("tokenizer.ggml.tokens", "str", "<vocab>"),
         ("tokenizer.ggml.scores", "str", "<vocab>"),
@@ -319,6 +321,7 @@ def _tokenizer_keys() -> list[tuple[str, ValueKind, Any]]:
         ("tokenizer.ggml.add_bos_token", "bool", True),
         ("tokenizer.ggml.add_space_prefix", "bool", False),
     ]
+    return keys + ([("tokenizer.ggml.mask_token_id", "u32", 4)] if mask else [])
 
 
 def dflash_draft_header(target_layers: int = GEMMA4_31B_LAYERS) -> Header:
@@ -354,6 +357,8 @@ def dflash_upstream_header(target_layers: int = GEMMA4_31B_LAYERS) -> Header:
     """The same drafter in upstream llama.cpp's format (arch `dflash`, PR #22105; what BeeLlama >= v0.4's
     `scripts/convert-dflash-draft-to-upstream.py` writes). Keys: `src/models/dflash.cpp` (`dflash.block_size`,
     `dflash.target_layers` array, required; hidden activation gelu_pytorch_tanh and softcap 30 as Gemma's).
+    `conversion/qwen.py` DFlashModel writes the target layer ids one higher than the checkpoint's (hidden states
+    after the layer) and the mask token id from its dflash_config.
     Tensors: fc {n_target_layers x n_embd, n_embd}, enc.output_norm (after fc), output_norm, per layer attn_norm,
     q/k/v/o, q/k norms, ffn_norm, gate/up/down; no token_embd/output: full-vocabulary drafters use the target's."""
     arch, ids = "dflash", draft_target_layers(target_layers)

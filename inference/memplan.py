@@ -207,6 +207,8 @@ def build_plan(
         terms.append(PlanTerm(label="draft weights", bytes=draft.weights, detail=f"{draft.id} ({draft.source})"))
         if profile.speculative == "mtp":
             terms += mtp_terms(profile, draft, ubatch)
+        elif draft.shape.arch == "dflash":  # upstream's format and engine (BeeLlama >= v0.4 alike)
+            terms += upstream_dflash_terms(profile, draft, ubatch)
         elif dflash or draft.shape.is_dflash_drafter:
             cross = profile.dflash_cross_ctx or DFLASH_CROSS_CTX_DEFAULT
             layers = draft.shape.dflash_target_layers or 6
@@ -271,6 +273,32 @@ def mtp_terms(profile, draft: ModelFacts, ubatch: int) -> list[PlanTerm]:
             label="draft compute",
             bytes=compute_bytes(draft.shape, ubatch),
             detail=f"ubatch {ubatch} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B",
+        ),
+    ]
+
+
+def upstream_dflash_terms(profile, draft: ModelFacts, ubatch: int) -> list[PlanTerm]:
+    """Upstream llama.cpp's DFlash (`--spec-type draft-dflash`): the drafter's context holds as many tokens per
+    sequence as the target's (common/speculative.cpp: `cparams.n_ctx = llama_n_ctx(ctx_tgt)`), its KV cache in
+    the draft cache types (f16 by default), no cross ring; its graph decodes one block (anchor + draft_max masks)
+    on the target's embeddings and lm head (shared through ctx_other)."""
+    dkv, dkv_detail = kv_cache_bytes(
+        draft.shape,
+        profile.ctx_size,
+        ubatch=ubatch,
+        seqs=profile.parallel,
+        unified=profile.kv_unified,
+        cache_type_k=None,
+        cache_type_v=None,
+    )
+    block = (profile.draft_max or draft.shape.dflash_block_size - 1) + 1
+    return [
+        PlanTerm(label="draft KV cache", bytes=dkv, detail=f"the target's context; {dkv_detail}"),
+        PlanTerm(
+            label="draft compute",
+            bytes=compute_bytes(draft.shape, ubatch),
+            detail=f"ubatch {ubatch} x (vocab {draft.shape.vocab} + 8 x {draft.shape.embedding}) x 4 B; "
+            f"blocks of {block}",
         ),
     ]
 

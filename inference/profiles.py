@@ -407,6 +407,21 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             **(GUIDE_GPU | {"ctx_size": 131072}),
             **GUIDE_SAMPLING,
         ),
+        # Upstream llama.cpp's DFlash (PR #22105; BeeLlama >= v0.4 runs the same): `--spec-type draft-dflash` with
+        # an upstream-format (`dflash`) drafter; the drafter's context follows the target's (no cross ring), so
+        # its KV cache grows with ctx_size. 15 drafted tokens per block, as upstream's docs run it.
+        Profile(
+            name="gemma4-31b-dflash-upstream",
+            description="Gemma 4 31B + its DFlash draft (upstream format) on upstream llama.cpp (draft-dflash).",
+            engines=["upstream", "beellama-v0.4"],
+            target="gemma4-31b",
+            draft="gemma4-31b-dflash-upstream",
+            speculative="dflash",
+            draft_max=15,
+            draft_gpu_layers="all",
+            **GUIDE_GPU,
+            **GUIDE_SAMPLING,
+        ),
         # The same pair at full precision on vLLM and SGLang (docs/scale-out.md): BF16 target (~62 GB) and z-lab's
         # gated DFlash drafter, 15 drafted tokens per step (SGLang's block of 16). H100/H200 class; a user
         # profile can `extends` one and set tensor_parallel (GPUs), ctx_size or gpu_memory_utilization.

@@ -39,6 +39,16 @@ def serve(
     cache_type: Optional[str] = typer.Option(
         None, "--cache-type", help="KV cache type for K and V, e.g. q8_0 (vLLM/SGLang: fp8) (the profile's)."
     ),
+    synthetic: bool = typer.Option(
+        False,
+        "--synthetic",
+        help="Run the profile's engine on synthetic files of its models (real headers, zero weights: nothing "
+        "downloaded), send one request, print plan vs measured per term, stop; exit 0 when each is within 10% "
+        "or 0.25 GB, else 1.",
+    ),
+    layers: Optional[int] = typer.Option(
+        None, "--layers", min=2, help="With --synthetic: cut the target to its first N layers (the plan alike)."
+    ),
     gpu_memory: Optional[str] = typer.Option(
         None,
         "--gpu-memory",
@@ -73,6 +83,9 @@ def serve(
         chosen = with_overrides(get_profile(profile, profiles), ctx_size, cache_type)
     except ProfileError as exc:
         fail(str(exc))
+    if synthetic:
+        _run_synthetic(chosen, engine_key, layers)
+        return
     if plan or print_args:
         if chosen.engine != "llama-server":
             _print_engine_plan(chosen, host, port, gpu_memory, with_plan=plan)
@@ -106,6 +119,17 @@ def serve(
         err.print("stopping ...")
     finally:
         managed.stop()
+
+
+def _run_synthetic(chosen, engine_key: str | None, layers: int | None) -> None:
+    from inference.synthrun import run_synthetic
+
+    if chosen.engine != "llama-server":
+        fail(f"--synthetic runs llama-server profiles; {chosen.name!r} runs on {chosen.engine}")
+    report = run_synthetic(chosen, engine_key=engine_key, layers=layers)
+    typer.echo(f"$ {report.command}\n{report.render()}")
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def _print_plan(

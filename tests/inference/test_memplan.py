@@ -45,14 +45,15 @@ def write_gemma4_header(path, *, kv_array: bool = True) -> None:
 
 
 def write_drafter_header(path) -> None:
-    writer = gguf.GGUFWriter(str(path), "dflash")
+    """BeeLlama's `dflash-draft` header (its keys: src/llama-arch.cpp), the catalog's gemma4-31b-dflash file."""
+    writer = gguf.GGUFWriter(str(path), "dflash-draft")
     writer.add_block_count(5)
     writer.add_embedding_length(5376)
     writer.add_head_count(32)
-    writer.add_uint32("dflash.block_size", 16)
-    writer.add_array("dflash.target_layers", [1, 12, 23, 34, 45, 56])
-    writer.add_uint32("dflash.vocab_size", 262144)
-    writer.add_tensor("fc.weight", np.zeros((4, 8), dtype=np.float32))
+    writer.add_uint32("dflash-draft.dflash.block_size", 16)
+    writer.add_array("dflash-draft.dflash.target_layer_ids", [1, 12, 23, 35, 46, 57])
+    writer.add_uint32("dflash-draft.vocab_size", 262144)
+    writer.add_tensor("dflash_fc.weight", np.zeros((4, 8), dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
