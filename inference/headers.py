@@ -361,7 +361,7 @@ def dflash_upstream_header(target_layers: int = GEMMA4_31B_LAYERS) -> Header:
     after the layer) and the mask token id from its dflash_config.
     Tensors: fc {n_target_layers x n_embd, n_embd}, enc.output_norm (after fc), output_norm, per layer attn_norm,
     q/k/v/o, q/k norms, ffn_norm, gate/up/down; no token_embd/output: full-vocabulary drafters use the target's."""
-    arch, ids = "dflash", draft_target_layers(target_layers)
+    arch, ids = "dflash", [i + 1 for i in draft_target_layers(target_layers)]
     metadata = (
         _draft_keys(arch, f"{arch}.", target_layers)
         + [
