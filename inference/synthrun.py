@@ -66,6 +66,7 @@ class SyntheticReport(BaseModel):
     drafted: int | None = None  # /metrics: tokens drafted (speculative profiles)
     accepted: int | None = None
     gpu_process_bytes: int | None = None
+    host_rss: dict[str, int] = {}  # /proc/PID/status after the request: RssAnon (allocated), RssFile (mapped)
     log: str
 
     @property
@@ -79,6 +80,12 @@ class SyntheticReport(BaseModel):
             measured = gb(t.measured) if t.measured is not None else "-"
             mark = "ok" if t.measured is None or t.agrees else "OFF"
             lines.append(f"  {t.label:<{width}}  {gb(t.planned):>9}  {measured:>9}  {mark if t.measured else ''}")
+        if self.host_rss:
+            lines.append(
+                "  host RAM of the process: "
+                + ", ".join(f"{k} {gb(v)}" for k, v in self.host_rss.items())
+                + " (RssFile: the weights' mapped pages it touched)"
+            )
         if self.gpu_process_bytes is not None:
             lines.append(f"  GPU memory of the process (nvidia-smi): {gb(self.gpu_process_bytes)}")
         if self.drafted is not None:
@@ -89,9 +96,9 @@ class SyntheticReport(BaseModel):
 
 
 def parse_allocations(log_text: str) -> list[Allocation]:
-    """Every buffer the engine reported, the target's before the drafter's; a context created twice (memory
-    fitting) counts once: the last report of each (model, kind, buffer) wins."""
-    found: dict[tuple[str, str, str], Allocation] = {}
+    """Every buffer the engine reported, the target's before the drafter's. (Memory fitting's trial contexts
+    log at debug level, below the trace level we ask for, so each buffer is reported once.)"""
+    found: list[Allocation] = []
     model = "target"
     for line in log_text.splitlines():
         if DRAFT_START.search(line):
@@ -99,10 +106,8 @@ def parse_allocations(log_text: str) -> list[Allocation]:
         match = BUFFER.search(line)
         if match:
             buffer, kind, mib = match.groups()
-            found[(model, kind, buffer)] = Allocation(
-                model=model, kind=kind, buffer=buffer, bytes=int(float(mib) * MIB)
-            )
-    return list(found.values())
+            found.append(Allocation(model=model, kind=kind, buffer=buffer, bytes=int(float(mib) * MIB)))
+    return found
 
 
 def compare(plan: MemoryPlan, allocations: list[Allocation]) -> list[TermCheck]:
@@ -165,6 +170,7 @@ def run_synthetic(
         ).raise_for_status()
         figures = metrics.parse(httpx.get(f"http://{server.host}:{server.port}/metrics", timeout=30).text)
         gpu = _gpu_process_bytes(server.process.pid if server.process else 0)
+        rss = _host_rss(server.process.pid if server.process else 0)
     log_text = server.log_path.read_text(errors="replace")
     drafted = figures.drafted_tokens if figures else None
     accepted = figures.accepted_tokens if figures else None
@@ -175,6 +181,7 @@ def run_synthetic(
         drafted=int(drafted) if drafted is not None else None,
         accepted=int(accepted) if accepted is not None else None,
         gpu_process_bytes=gpu,
+        host_rss=rss,
         log=str(server.log_path),
     )
 
@@ -192,3 +199,13 @@ def _gpu_process_bytes(pid: int) -> int | None:
         return None
     used = [int(m) for p, m in (line.split(",") for line in out.strip().splitlines() if "," in line) if int(p) == pid]
     return sum(used) * MIB if used else None
+
+
+def _host_rss(pid: int) -> dict[str, int]:
+    """VmRSS, RssAnon and RssFile of a process (Linux), in bytes; empty where /proc has none."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    found = re.findall(r"^(VmRSS|RssAnon|RssFile):\s+(\d+) kB", text, re.MULTILINE)
+    return {name: int(kb) * 1024 for name, kb in found}

@@ -1,0 +1,55 @@
+"""`agent serve --synthetic`: plan vs what the engine allocated."""
+
+from __future__ import annotations
+
+from inference.memplan import MemoryPlan, PlanTerm
+from inference.profiles import get_profile
+from inference.synthrun import compare, parse_allocations, run_synthetic
+
+MIB = 1024**2
+
+
+def test_log_buffers_map_to_plan_terms_and_the_tolerance_decides():
+    log = "\n".join(
+        [
+            "load_tensors:   CPU_Mapped model buffer size =  4000.00 MiB",
+            "llama_kv_cache:        CPU KV buffer size =   100.00 MiB",
+            "llama_kv_cache:        CPU KV buffer size =    50.00 MiB",
+            "llama_context:        CPU  output buffer size =     1.00 MiB",
+            "sched_reserve:        CPU compute buffer size =   600.00 MiB",
+            "common_speculative_init_result: loading draft model '/x/d.gguf'",
+            "load_tensors:   CPU_Mapped model buffer size =  1000.00 MiB",
+            "llama_kv_cache:        CPU KV buffer size =    80.00 MiB",
+            "sched_reserve:        CPU compute buffer size =   900.00 MiB",
+        ]
+    )
+    found = parse_allocations(log)
+    assert sum(a.bytes for a in found if a.model == "target" and a.kind == "KV") == 150 * MIB
+    plan = MemoryPlan(
+        profile="p",
+        device="cpu",
+        available=None,
+        available_from="",
+        terms=[
+            PlanTerm(label="target weights", bytes=4000 * MIB, detail=""),
+            PlanTerm(label="target KV cache", bytes=150 * MIB, detail=""),
+            PlanTerm(label="target compute", bytes=601 * MIB, detail=""),
+            PlanTerm(label="draft weights", bytes=1000 * MIB, detail=""),
+            PlanTerm(label="draft KV cache", bytes=80 * MIB, detail=""),
+            PlanTerm(label="draft compute", bytes=300 * MIB, detail=""),  # 600 MiB short: off
+            PlanTerm(label="runtime", bytes=256 * MIB, detail=""),  # not in the log: not judged
+        ],
+    )
+    checks = {c.label: c for c in compare(plan, found)}
+    assert checks["target compute"].measured == 601 * MIB and checks["target compute"].agrees
+    assert not checks["draft compute"].agrees
+    assert checks["runtime"].measured is None and checks["runtime"].agrees
+
+
+def test_dflash_upstream_drafts_on_a_synthetic_gemma(engine):
+    """The upstream engine from the PyPI sdist runs Gemma 4 31B's per-layer shape (cut to 6 layers) with an
+    upstream-format DFlash drafter: it drafts, and every term of the plan matches what it allocated."""
+    profile = get_profile("gemma4-31b-dflash-upstream").model_copy(update={"ctx_size": 2048})
+    report = run_synthetic(profile, engine_key=engine.key, layers=6, max_tokens=8)
+    assert report.drafted is not None and report.drafted > 0, report.render()
+    assert report.ok, report.render()
