@@ -15,12 +15,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from inference.errors import DflashError
 from inference.headers import Header
 from inference.models import ModelSpec, get_model
 from inference.paths import cache_dir
 
 
-class SynthError(RuntimeError):
+class SynthError(DflashError, RuntimeError):
     """A synthetic file cannot be written; the message says why and what to do."""
 
 
