@@ -359,6 +359,7 @@ def dflash_upstream_header(target_layers: int = GEMMA4_31B_LAYERS) -> Header:
     `dflash.target_layers` array, required; hidden activation gelu_pytorch_tanh and softcap 30 as Gemma's).
     `conversion/qwen.py` DFlashModel writes the target layer ids one higher than the checkpoint's (hidden states
     after the layer) and the mask token id from its dflash_config.
+    `conversion/qwen.py` DFlashModel writes the checkpoint's target layer ids + 1 and its mask token id.
     Tensors: fc {n_target_layers x n_embd, n_embd}, enc.output_norm (after fc), output_norm, per layer attn_norm,
     q/k/v/o, q/k norms, ffn_norm, gate/up/down; no token_embd/output: full-vocabulary drafters use the target's."""
     arch, ids = "dflash", [i + 1 for i in draft_target_layers(target_layers)]
@@ -371,7 +372,7 @@ def dflash_upstream_header(target_layers: int = GEMMA4_31B_LAYERS) -> Header:
             ("general.file_type", "u32", 17),
             ("general.quantization_version", "u32", 2),
         ]
-        + _tokenizer_keys()
+        + _tokenizer_keys(mask=True)
     )
     tensors = [
         Tensor(name="fc.weight", type="Q5_K", shape=[len(ids) * GEMMA4_31B_EMBD, GEMMA4_31B_EMBD]),

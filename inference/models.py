@@ -144,6 +144,7 @@ GEMMA4_31B = ModelSpec(
         sliding_window=1024,
         swa_layers=[True, True, True, True, True, False] * 10,
         context_length=262144,  # n_ctx_train in llama.cpp's log (noonghunna/club-3090#371)
+        feed_forward=headers.GEMMA4_31B_FF,
     ),
     header=headers.gemma4_31b_header,
 )

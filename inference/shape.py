@@ -28,6 +28,7 @@ class ModelShape(BaseModel):
     value_length: list[int]  # per layer
     sliding_window: int = 0
     swa_layers: list[bool] = []  # per layer: True where attention is limited to the sliding window
+    feed_forward: int = 0  # the widest layer's FFN size (0: not known)
     dflash_block_size: int = 0  # DFlash drafters: tokens drafted per block; they keep no KV cache of their own
     dflash_target_layers: int = 0  # ... and read this many of the target's hidden layers
     context_length: int = 0  # the trained context (`<arch>.context_length`); 0: not known
@@ -165,6 +166,7 @@ def shape_from_metadata(meta: dict[str, Any], where: str) -> ModelShape:
         value_length=value_length,
         sliding_window=window,
         swa_layers=swa,
+        feed_forward=max(per_layer(meta.get(f"{arch}.feed_forward_length", 0))),
         dflash_block_size=int(block_size or 0),
         dflash_target_layers=len(target_layers) if isinstance(target_layers, list) else int(target_layers),
         context_length=int(meta.get(f"{arch}.context_length", 0) or 0),

@@ -155,10 +155,15 @@ def run_synthetic(
     if profile.device == "gpu" and not nvidia_gpus():
         profile = profile.model_copy(update={"device": "cpu"})  # the same recipe, run on this machine's CPU
     engine = choose_engine(profile, engine_key)
+    if profile.device == "cpu" and engine.capabilities.has("--no-repack"):
+        # weights stay in the mapped file, as they stay in device buffers on a GPU; repacked, a CPU holds a
+        # second copy of them (AMX / CPU_REPACK buffers) that no GPU plan has
+        profile = profile.model_copy(update={"extra_args": [*profile.extra_args, "--no-repack"]})
     if engine.capabilities.has("-lv"):  # upstream logs its buffer sizes at verbosity 4 (trace)
         profile = profile.model_copy(update={"extra_args": [*profile.extra_args, "-lv", "4"]})
     paths = synthetic_paths(profile, layers)
-    plan = plan_profile(profile, paths=paths)
+    upstream = engine.capabilities.dflash_dialect == "upstream"
+    plan = plan_profile(profile, paths=paths, logits="outputs" if upstream else "ubatch")
     server = ManagedServer(engine, profile, model_paths=paths, log_dir=synthetic_dir() / "logs")
     with server:
         headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}

@@ -30,6 +30,7 @@ def write_gemma4_header(path, *, kv_array: bool = True) -> None:
         writer.add_array("gemma4.attention.head_count_kv", [16 if swa else 4 for swa in SWA])
     else:
         writer.add_uint32("gemma4.attention.head_count_kv", 16)
+    writer.add_uint32("gemma4.feed_forward_length", 21504)
     writer.add_uint32("gemma4.attention.key_length", 512)
     writer.add_uint32("gemma4.attention.value_length", 512)
     writer.add_uint32("gemma4.attention.key_length_swa", 256)

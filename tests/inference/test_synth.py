@@ -40,6 +40,7 @@ def test_drafter_metadata_uses_each_formats_real_keys(tmp_path):
     assert bee_kv["dflash-draft.dflash.block_size"][2] == 16  # BeeLlama src/llama-arch.cpp
     assert bee_kv["dflash-draft.dflash.target_layer_ids"][2] == [1, 12, 23, 35, 46, 57]
     assert up_kv["dflash.block_size"][2] == 16  # upstream src/models/dflash.cpp
+    assert up_kv["tokenizer.ggml.mask_token_id"][2] == 4  # common/speculative.cpp drafts from it
     assert up_kv["dflash.target_layers"][2] == [2, 13, 24, 36, 47, 58]  # conversion/qwen.py: ids + 1
     for path in (bee, upstream):  # read from the file, not saved by defaults
         shape = model_facts("gemma4-31b-dflash", path).shape
