@@ -167,12 +167,15 @@ def run_synthetic(
     server = ManagedServer(engine, profile, model_paths=paths, log_dir=synthetic_dir() / "logs")
     with server:
         headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
-        httpx.post(
-            f"{server.url}/chat/completions",
-            json={"messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens, "temperature": 0},
-            headers=headers,
-            timeout=1800,
-        ).raise_for_status()
+        try:
+            httpx.post(
+                f"{server.url}/chat/completions",
+                json={"messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens, "temperature": 0},
+                headers=headers,
+                timeout=1800,
+            ).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise server._failure(f"the request failed ({exc})") from None
         figures = metrics.parse(httpx.get(f"http://{server.host}:{server.port}/metrics", timeout=30).text)
         gpu = _gpu_process_bytes(server.process.pid if server.process else 0)
         rss = _host_rss(server.process.pid if server.process else 0)
