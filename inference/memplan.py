@@ -84,6 +84,7 @@ class MemoryPlan(BaseModel):
     available: int | None  # None: unknown (no GPU here and no --gpu-memory)
     available_from: str
     advice: str = ""  # what to do when it does not fit (default: llama-server's knobs)
+    host_terms: list[PlanTerm] = []  # host RAM beyond the device's terms: prompt cache, checkpoints, pinned weights
 
     @property
     def total(self) -> int:
@@ -116,11 +117,14 @@ class MemoryPlan(BaseModel):
         )
 
     def render(self) -> str:
-        width = max(len(t.label) for t in self.terms)
+        width = max(len(t.label) for t in self.terms + self.host_terms)
         lines = [f"memory plan for {self.profile} ({self.device}):"]
         lines += [f"  {t.label:<{width}}  {gb(t.bytes):>9}  {t.detail}" for t in self.terms]
         lines.append(f"  {'total':<{width}}  {gb(self.total):>9}")
         lines.append(self.verdict())
+        if self.host_terms:
+            lines.append("host RAM at most, beyond the above (prompt cache and checkpoints fill up over a session):")
+            lines += [f"  {t.label:<{width}}  {gb(t.bytes):>9}  {t.detail}" for t in self.host_terms]
         return "\n".join(lines)
 
 
@@ -277,7 +281,12 @@ def build_plan(
         )
     )
     return MemoryPlan(
-        profile=profile.name, device=profile.device, terms=terms, available=available, available_from=available_from
+        profile=profile.name,
+        device=profile.device,
+        terms=terms,
+        available=available,
+        available_from=available_from,
+        host_terms=host_terms(profile, target, draft, ubatch),
     )
 
 
@@ -384,6 +393,46 @@ def largest_python_contexts(profile, gpu_memory: int | None = None) -> str:
         at_limit = " (the model's trained context)" if tokens == limit else ""
         lines.append(f"  {label:<10} {tokens:,} tokens{at_limit}" if tokens else f"  {label:<10} none")
     return "largest context one request may have, by KV cache type:\n" + "\n".join(lines)
+
+
+CTX_CHECKPOINTS_DEFAULT = 32  # llama.cpp and BeeLlama v0.2 (common/common.h n_ctx_checkpoints): per slot
+CACHE_RAM_DEFAULT_MIB = 8192  # llama-server's --cache-ram default (common/common.h cache_ram_mib)
+
+
+def host_terms(profile, target: ModelFacts, draft: ModelFacts | None, ubatch: int) -> list[PlanTerm]:
+    """Host RAM llama-server can take beyond its buffers: the prompt cache (`--cache-ram`, 8 GiB unless set),
+    sliding-window context checkpoints (up to 32 per slot, each a copy of the sliding-window layers' KV cache:
+    about 1.26 GB at f16 for Gemma 4 31B), and with `--mlock` the weights pinned in RAM."""
+    terms = []
+    cache_mib = CACHE_RAM_DEFAULT_MIB if profile.cache_ram is None else profile.cache_ram
+    if cache_mib > 0:
+        terms.append(PlanTerm(label="prompt cache", bytes=cache_mib * 1024**2, detail=f"--cache-ram {cache_mib} MiB"))
+    if any(target.shape.swa_layers):
+        swa_only = target.shape.model_copy(
+            update={"kv_heads": [h if s else 0 for h, s in zip(target.shape.kv_heads, target.shape.swa_layers)]}
+        )
+        one, _ = kv_cache_bytes(
+            swa_only,
+            profile.ctx_size,
+            ubatch=ubatch,
+            seqs=profile.parallel,
+            unified=profile.kv_unified,
+            cache_type_k=profile.cache_type_k,
+            cache_type_v=profile.cache_type_v,
+        )
+        n = CTX_CHECKPOINTS_DEFAULT * profile.parallel
+        terms.append(
+            PlanTerm(
+                label="context checkpoints",
+                bytes=n * one,
+                detail=f"{CTX_CHECKPOINTS_DEFAULT} per slot x {profile.parallel} slot(s) x {gb(one)} "
+                "(the sliding-window layers' KV cache)",
+            )
+        )
+    if profile.mlock:
+        pinned = target.weights + (draft.weights if draft else 0)
+        terms.append(PlanTerm(label="weights pinned (--mlock)", bytes=pinned, detail="target and draft files"))
+    return terms
 
 
 # ---------------------------------------------------------------- facts and devices

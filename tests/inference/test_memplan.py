@@ -218,3 +218,18 @@ def test_python_engine_plan_without_gpus_or_facts_says_why(monkeypatch):
     assert unknown.available is None and "tensor_parallel 2 needs 2 GPUs, no NVIDIA GPU found" in unknown.verdict()
     with pytest.raises(ProfileError, match="no size or layer facts for 'me/my-model'"):
         plan_profile(vllm.model_copy(update={"target": "me/my-model"}), gpu_memory=80 * GIB)
+
+
+def test_host_ram_side_counts_checkpoints_prompt_cache_and_pinned_weights():
+    """32 sliding-window checkpoints per slot at the DFlash profile's f16 KV are about 1.26 GB each (40 GB), the
+    baseline's default prompt cache is 8 GiB, and --mlock pins both files."""
+    from inference.profiles import get_profile
+
+    dflash = {
+        t.label: t.bytes for t in plan_profile(get_profile("gemma4-31b-dflash"), gpu_memory=24 * 1024**3).host_terms
+    }
+    assert dflash["context checkpoints"] == 32 * 50 * 16 * 256 * 4 * 1536  # 1.26 GB each
+    assert "prompt cache" not in dflash  # the guide's command sets --cache-ram 0
+    assert dflash["weights pinned (--mlock)"] > 18e9
+    baseline = {t.label: t.bytes for t in plan_profile(get_profile("gemma4-31b"), gpu_memory=24 * 1024**3).host_terms}
+    assert baseline["prompt cache"] == 8192 * 1024**2 and "weights pinned (--mlock)" not in baseline
