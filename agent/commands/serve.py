@@ -157,7 +157,8 @@ def _print_plan(
     except ValueError as exc:
         fail(str(exc))
     srv.check_drafter(chosen, caps)
-    memory = plan_profile(chosen, gpu_memory=size)
+    # upstream llama.cpp reserves logits for each sequence's output, older llama.cpp (BeeLlama v0.2) for a ubatch
+    memory = plan_profile(chosen, gpu_memory=size, logits="outputs" if caps.dflash_dialect == "upstream" else "ubatch")
     if gpu_memory and chosen.device == "gpu":
         memory.available_from = f"--gpu-memory {gpu_memory}"
     table = largest_contexts(chosen, gpu_memory=size if chosen.device == "gpu" else None, cache_types=caps.cache_types)
