@@ -340,7 +340,13 @@ PLAN_CACHE_TYPES = [("f16", "f16"), ("q8_0", "q8_0"), ("q5_0", "q4_1"), ("q4_0",
 CONTEXT_CAP = 262144  # where the search stops when the model's trained context is not known
 
 
-def largest_contexts(profile, *, gpu_memory: int | None = None, cache_types: list[str] | None = None) -> str:
+def largest_contexts(
+    profile,
+    *,
+    gpu_memory: int | None = None,
+    cache_types: list[str] | None = None,
+    logits: Literal["ubatch", "outputs"] = "ubatch",
+) -> str:
     """For each KV cache type the engine offers, the largest context (a multiple of 256 tokens, up to
     CONTEXT_CAP) whose plan still fits this device (or `gpu_memory`); one line each."""
     target = model_facts(profile.target)
@@ -356,7 +362,7 @@ def largest_contexts(profile, *, gpu_memory: int | None = None, cache_types: lis
 
         def fits(cells: int, typed=typed) -> bool:
             sized = typed.model_copy(update={"ctx_size": cells * KV_PAD})
-            return build_plan(sized, target, draft, available=available, available_from=where).fits
+            return build_plan(sized, target, draft, available=available, available_from=where, logits=logits).fits
 
         limit = target.shape.context_length or CONTEXT_CAP
         low, high = 0, limit // KV_PAD  # fits(low) holds (0: none), fits(high + 1) does not

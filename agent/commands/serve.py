@@ -3,7 +3,7 @@ the background one)."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 import typer
 
@@ -158,10 +158,13 @@ def _print_plan(
         fail(str(exc))
     srv.check_drafter(chosen, caps)
     # upstream llama.cpp reserves logits for each sequence's output, older llama.cpp (BeeLlama v0.2) for a ubatch
-    memory = plan_profile(chosen, gpu_memory=size, logits="outputs" if caps.dflash_dialect == "upstream" else "ubatch")
+    logits: Literal["ubatch", "outputs"] = "outputs" if caps.dflash_dialect == "upstream" else "ubatch"
+    memory = plan_profile(chosen, gpu_memory=size, logits=logits)
     if gpu_memory and chosen.device == "gpu":
         memory.available_from = f"--gpu-memory {gpu_memory}"
-    table = largest_contexts(chosen, gpu_memory=size if chosen.device == "gpu" else None, cache_types=caps.cache_types)
+    table = largest_contexts(
+        chosen, gpu_memory=size if chosen.device == "gpu" else None, cache_types=caps.cache_types, logits=logits
+    )
     typer.echo(f"{described}:\n{shlex.join(argv)}\n\n{memory.render()}\n\n{table}")
     if not memory.fits:
         raise typer.Exit(1)
