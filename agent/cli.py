@@ -43,7 +43,7 @@ class Commands(TyperGroup):
         except (typer.Exit, typer.Abort, typer.TyperException):  # --help and usage errors: typer's own
             raise
         except Exception as exc:
-            from agent.errors import git_unusable
+            from agent.core.errors import git_unusable
             from inference.errors import DflashError  # only now: `inference` loads its backends on import
 
             if (reason := git_unusable(exc)) is not None:

@@ -10,8 +10,8 @@ repo's own tests, detected per repo). Add `endpoint="http://127.0.0.1:8080/v1"` 
 import sys
 from pathlib import Path
 
-from agent.config import load_config
-from agent.refactor import refactor, write_report
+from agent.settings.config import load_config
+from agent.workflows.refactor import refactor, write_report
 
 instruction, repos = sys.argv[1], [Path(p) for p in sys.argv[2:]]
 config = load_config(None, {"max_steps": 12})

@@ -6,8 +6,8 @@
 import sys
 from pathlib import Path
 
-from agent.config import load_config
-from agent.workflows import run_task
+from agent.settings.config import load_config
+from agent.workflows.runs import run_task
 
 repo, task = Path(sys.argv[1]), sys.argv[2]
 result = run_task(repo, task, load_config(repo))

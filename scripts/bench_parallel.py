@@ -19,8 +19,8 @@ from pathlib import Path
 
 import git
 
-from agent.config import load_config
-from agent.refactor import RefactorReport, refactor
+from agent.settings.config import load_config
+from agent.workflows.refactor import RefactorReport, refactor
 
 INSTRUCTION = "Rename the function calc_total to compute_total everywhere (definition, imports and calls)."
 VERIFY = "python -m pytest -q && ! grep -rn calc_total --include='*.py' ."

@@ -40,8 +40,8 @@ def bench(
     ),
 ) -> None:
     """Baseline vs speculative decoding, side by side: tok/s, speedup, acceptance, TTFT, cache reuse, chart."""
-    from agent.bench_workloads import agent_workloads
-    from agent.config import user_profiles
+    from agent.evals.bench_workloads import agent_workloads
+    from agent.settings.config import user_profiles
     from inference.bench import Target, run_bench, seed_workloads
     from inference.endpoint import EndpointBackend
     from inference.hardware import Hardware

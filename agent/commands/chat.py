@@ -45,13 +45,13 @@ def chat(
 
     from rich.console import Console
 
-    from agent.chat import open_chat
-    from agent.chat_display import ChatDisplay
-    from agent.chat_repl import repl
-    from agent.trust_prompt import ask_trust_on_terminal
-    from agent.config import load_config
-    from agent.display import print_git
-    from agent.session import find_session, list_sessions
+    from agent.ui.chat import open_chat
+    from agent.ui.chat_display import ChatDisplay
+    from agent.ui.chat_repl import repl
+    from agent.ui.trust_prompt import ask_trust_on_terminal
+    from agent.settings.config import load_config
+    from agent.ui.display import print_git
+    from agent.core.session import find_session, list_sessions
 
     if cont and resume:
         fail("--continue and --resume both choose a session; give one of them")
@@ -94,7 +94,7 @@ def _terminal_reader():
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
 
-    from agent.session import runs_dir
+    from agent.core.session import runs_dir
 
     keys = KeyBindings()
 

@@ -16,7 +16,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print `error: message` (model and repository text shown as it is, never as markup) and exit."""
     from rich.text import Text
 
-    from agent.plain import visible
+    from agent.ui.plain import visible
 
     err.print(Text.assemble(("error:", "red"), " ", visible(message)), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -66,7 +66,7 @@ Sandbox = Annotated[
         ),
     ),
 ]
-# The names of agent/config.py's PRESETS (tests/agent/test_config.py checks they are the same), as a Literal for
+# The names of agent/settings/config.py's PRESETS (tests/agent/settings/test_config.py checks they are the same), as a Literal for
 # the same reason as SandboxMode.
 PresetName = Literal["humaneval"]
 Preset = Annotated[
@@ -91,15 +91,15 @@ OutputFormat = Annotated[
 
 
 def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[str, Any], output: str) -> None:
-    """Run `fn(target, text, config, events)` (a workflow of agent/workflows.py) and report it on the chosen
+    """Run `fn(target, text, config, events)` (a workflow of agent/workflows/runs.py) and report it on the chosen
     output: a summary on stderr (text), the result object on stdout (json), or events as they happen
     (stream-json). On json outputs a failure also ends with an object on stdout (see `final_on_failure`)."""
     import json
     import sys
 
-    from agent.trust_prompt import ask_trust_on_terminal
-    from agent.config import load_config
-    from agent.headless import StreamEvents, emit, session_of
+    from agent.ui.trust_prompt import ask_trust_on_terminal
+    from agent.settings.config import load_config
+    from agent.ui.headless import StreamEvents, emit, session_of
 
     if output == "stream-json":
         emit(sys.stdout, "start", workspace=str(target), task=text)
@@ -113,7 +113,7 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
         if output == "stream-json":
             result = fn(target, text, config, StreamEvents(sys.stdout))
         else:
-            from agent.display import TerminalEvents
+            from agent.ui.display import TerminalEvents
 
             terminal = TerminalEvents(err)
             terminal.waiting(_first_wait(config))  # a status line, not a blank screen, until the first token
@@ -127,7 +127,7 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
     elif output == "stream-json":
         emit(sys.stdout, "end", result=dump)
     else:
-        from agent.display import print_summary
+        from agent.ui.display import print_summary
 
         print_summary(err, result)
     if result.run.status == "error":
@@ -147,8 +147,8 @@ def final_on_failure(output: str) -> Iterator[None]:
     from click.exceptions import Abort, ClickException, Exit
 
     from inference.errors import DflashError
-    from agent.headless import session_of
-    from agent.workflows import RunInterrupted
+    from agent.ui.headless import session_of
+    from agent.workflows.runs import RunInterrupted
 
     try:
         yield
@@ -202,7 +202,7 @@ def final_object(output: str, message: str, code: int, **data: Any) -> None:
     import json
     import sys
 
-    from agent.headless import emit
+    from agent.ui.headless import emit
 
     if output == "json":
         typer.echo(json.dumps({"status": "error", "error": message, "exit_code": code, **data}, indent=2))

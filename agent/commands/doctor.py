@@ -9,7 +9,7 @@ def doctor() -> None:
     """Hardware, engine builds, cached models, and which profiles can run here (and why not)."""
     from rich.console import Console
 
-    from agent.config import user_profiles
+    from agent.settings.config import user_profiles
     from inference.engine import list_engines
     from inference.fetch import cached_model
     from inference.hardware import Hardware

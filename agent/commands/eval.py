@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from agent.commands.common import Endpoint, MaxSteps, Model, Profile, err
-from agent.errors import UserError
+from agent.core.errors import UserError
 
 if TYPE_CHECKING:
     from agent.evals.runner import EvalRecord, EvalSettings
@@ -64,10 +64,10 @@ def run_cmd(
     """Run each task at each seed through `new-project` (no repo) or `run` (with one), then its hidden check;
     results.jsonl grows as it goes (Ctrl-C, then the same command, resumes), then report.md, summary.json and
     chart.png (also on Ctrl-C, of the tasks done so far)."""
-    from agent.config import load_config
+    from agent.settings.config import load_config
     from agent.evals.report import write_report
     from agent.evals.runner import EvalSettings, read_records, run_suite
-    from agent.runtime import backend_session
+    from agent.workflows.runtime import backend_session
 
     if mode not in ("agent", "single-reply", "command"):
         raise UserError(f"unknown --mode {mode!r}; use agent, single-reply or command")

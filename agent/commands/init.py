@@ -15,7 +15,7 @@ def init(
     force: bool = typer.Option(False, "--force", help="Replace an existing AGENTS.md."),
 ) -> None:
     """Write a first AGENTS.md (layout, languages, test command, conventions) for the agent to follow."""
-    from agent.project import write_agents_md
+    from agent.checks.project import write_agents_md
 
     target = (directory or Path(".")).resolve()
     if not target.is_dir():

@@ -22,7 +22,7 @@ ProjectOpt = typer.Option(None, "--project", help="The project folder: use its .
 
 
 def _find(name: str, project: Path | None) -> MCPServerConfig:
-    from agent.mcp_setup import configured_servers
+    from agent.settings.mcp_setup import configured_servers
 
     loaded = configured_servers(project or Path.cwd())
     server = next((s for s in loaded.servers if s.name == name), None)
@@ -40,8 +40,8 @@ def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from agent.mcp_setup import approvals, configured_servers, user_mcp_file
-    from agent.plain import plain
+    from agent.settings.mcp_setup import approvals, configured_servers, user_mcp_file
+    from agent.ui.plain import plain
 
     loaded = configured_servers(project or Path.cwd())
     store = approvals()
@@ -85,7 +85,7 @@ def mcp_add(
 
 def _save(name: str, raw: dict | None, project: Path | None) -> Path:
     """Write (or, with `raw` None, remove) one entry in the user file or the project's .mcp.json."""
-    from agent.mcp_setup import user_mcp_file
+    from agent.settings.mcp_setup import user_mcp_file
     from tools.mcp_config import MCPConfigError, write_entry
 
     path = (project / ".mcp.json") if project else user_mcp_file()
@@ -113,7 +113,7 @@ def mcp_remove(name: str = typer.Argument(...), project: Optional[Path] = Projec
 def mcp_approve(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
     """Allow a project's server to start (asked once per exact command and content of the workspace files it
     names; a change to either asks again)."""
-    from agent.mcp_setup import approvals
+    from agent.settings.mcp_setup import approvals
 
     server = _find(name, project)
     approvals().approve(server)
@@ -127,11 +127,11 @@ def mcp_test(
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve a project server without asking."),
 ) -> None:
     """Start one server, list its tools, and stop it: exit code 1 when it does not work."""
-    from agent.config import ConfigError, load_config
+    from agent.settings.config import ConfigError, load_config
     from rich.console import Console
     from rich.table import Table
 
-    from agent.mcp_setup import approvals, ask_on_terminal, describe_status, log_dir
+    from agent.settings.mcp_setup import approvals, ask_on_terminal, describe_status, log_dir
     from tools.mcp_client import MCPHub
 
     server = _find(name, project)
@@ -184,7 +184,7 @@ def mcp_serve(
     profile: Profile = None,
 ) -> None:
     """Serve the agent over MCP: tools run_task, new_project, list_skills. IDEs launch `agent mcp serve`."""
-    from agent.mcp_server import build_server, serve_http, serve_stdio, shared_backend
+    from agent.workflows.mcp_server import build_server, serve_http, serve_stdio, shared_backend
 
     with shared_backend(dict(model=model, endpoint=endpoint, profile=profile), parallel) as (overrides, runs):
         server = build_server(overrides, roots=root, runs_at_once=runs)

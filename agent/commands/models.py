@@ -42,8 +42,8 @@ def models_pull(
     ),
 ) -> None:
     """Download a model (first source that works), verify its size and sha256, and print its path."""
-    from agent.config import load_config
-    from agent.runtime import catalog_model
+    from agent.settings.config import load_config
+    from agent.workflows.runtime import catalog_model
     from inference.fetch import fetch_model
 
     config = load_config()

@@ -39,7 +39,7 @@ def new_project(
     as_json: Json = False,
 ) -> None:
     """Create a folder, git-init it, let the agent build the project, run its tests and commit."""
-    from agent.workflows import new_project as build
+    from agent.workflows.runs import new_project as build
 
     flags = dict(
         model=model,

@@ -33,11 +33,11 @@ def refactor(
 
     from rich.text import Text
 
-    from agent.config import load_config
-    from agent.display import LineEvents
-    from agent.errors import UserError
-    from agent.plain import plain
-    from agent.refactor import read_repos_file, refactor as refactor_repos, write_report
+    from agent.settings.config import load_config
+    from agent.ui.display import LineEvents
+    from agent.core.errors import UserError
+    from agent.ui.plain import plain
+    from agent.workflows.refactor import read_repos_file, refactor as refactor_repos, write_report
 
     paths = [Path(p.strip()) for item in repos or [] for p in item.split(",") if p.strip()]
     try:

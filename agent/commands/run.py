@@ -52,7 +52,7 @@ def run(
     """Run one task headless on an existing repository, on its own branch with a commit per step."""
     import sys
 
-    from agent.workflows import resume_run, run_task
+    from agent.workflows.runs import resume_run, run_task
 
     chosen = output_format(output, as_json)
     flags = dict(
@@ -67,7 +67,7 @@ def run(
         preset=preset,
     )
     if resume:
-        from agent.session import find_session, read_transcript
+        from agent.core.session import find_session, read_transcript
 
         with final_on_failure(chosen):  # a session not found: the final object too
             path = find_session(resume)

@@ -60,7 +60,7 @@ def serve(
     vLLM / SGLang when the profile names them and they are installed (else the install and container commands)."""
     import time as _time
 
-    from agent.config import user_profiles
+    from agent.settings.config import user_profiles
     from inference.profiles import ProfileError, get_profile, with_overrides
     from inference import server as srv
 

@@ -22,8 +22,8 @@ def sessions_list(
     from rich.console import Console
     from rich.table import Table
 
-    from agent.plain import plain
-    from agent.session import list_sessions, runs_dir
+    from agent.ui.plain import plain
+    from agent.core.session import list_sessions, runs_dir
 
     found = list_sessions(repo.expanduser() if repo else None)
     if not found:

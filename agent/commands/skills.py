@@ -21,7 +21,7 @@ def skills_list(project: Path = ProjectOpt) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from agent.plain import plain, visible
+    from agent.ui.plain import plain, visible
     from skills.loader import discover_skills
 
     catalog = discover_skills(project.resolve())
@@ -39,7 +39,7 @@ def skills_show(
     name: str = typer.Argument(..., help="Skill name, as in `agent skills list`."), project: Path = ProjectOpt
 ) -> None:
     """Print a skill's instructions and the files that come with it."""
-    from agent.plain import visible
+    from agent.ui.plain import visible
     from skills.loader import discover_skills
 
     catalog = discover_skills(project.resolve())

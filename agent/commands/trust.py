@@ -1,5 +1,5 @@
 """`agent trust [DIR]`: show what a project's `.agent/config.toml` changes, and allow exactly that (the
-question `run`, `new-project` and `chat` ask on a terminal is in agent/trust_prompt.py)."""
+question `run`, `new-project` and `chat` ask on a terminal is in agent/ui/trust_prompt.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from agent.commands.common import fail
-from agent.trust_prompt import describe_review
+from agent.ui.trust_prompt import describe_review
 
 
 def trust(
@@ -17,8 +17,8 @@ def trust(
 ) -> None:
     """Show the settings a project's .agent/config.toml widens (sandbox, network, approval rules...) and
     approve exactly those values; a later change to them asks again."""
-    from agent.config import ConfigError, review_project
-    from agent.trust import trust_store
+    from agent.settings.config import ConfigError, review_project
+    from agent.settings.trust import trust_store
 
     project = directory.expanduser().resolve()
     if revoke:

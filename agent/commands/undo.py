@@ -19,8 +19,8 @@ def undo(
     """Take back the latest agent checkpoint: the branch returns to the exact contents before it."""
     from rich.text import Text
 
-    from agent.checkpoints import undo as undo_checkpoint
-    from agent.plain import plain
+    from agent.git.checkpoints import undo as undo_checkpoint
+    from agent.ui.plain import plain
 
     done = undo_checkpoint(repo.expanduser().resolve(), branch)
     where = (

@@ -10,7 +10,7 @@ TASK = (
     "Implement the function `{entry_point}` in solution.py so that it does what its docstring says. "
     "Keep its name and signature."
 )
-PRESET = "humaneval"  # the settings this suite runs with (agent/config.py PRESETS)
+PRESET = "humaneval"  # the settings this suite runs with (agent/settings/config.py PRESETS)
 SUBSET_STEP = 4  # humaneval-40: every 4th problem (0, 4, ..., 156), fixed for quick iteration
 
 

@@ -5,7 +5,7 @@ or a file the task names is missing at the end. Finish precision: of the runs re
 passing (tests that ran), the share whose hidden check passes; what the word "finished" is worth to a user.
 
 The files a task names are read here, by the eval, from the task's text; what the tests ran is the test
-outcome's own count (agent/test_runs.py). The `finish` gate's verdict on the record (`vacuous`, `missing`)
+outcome's own count (agent/checks/test_runs.py). The `finish` gate's verdict on the record (`vacuous`, `missing`)
 counts too: either reading makes a finish vacuous."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from agent.checks import TestOutcome
+from agent.checks.finish import TestOutcome
 
 
 class Record(Protocol):

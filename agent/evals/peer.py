@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent import project
-from agent import repo as gitrepo
-from agent.config import Config
-from agent.errors import UserError
+from agent.checks import project
+from agent.git import repo as gitrepo
+from agent.settings.config import Config
+from agent.core.errors import UserError
 from agent.evals.tasks import EvalTask
-from agent.loop import RunResult, RunStats
-from agent.workflows import WorkflowResult
+from agent.core.loop import RunResult, RunStats
+from agent.workflows.runs import WorkflowResult
 from tools.shell import run_command
 
 PEER_TIMEOUT = 1800.0

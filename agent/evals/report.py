@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.errors import UserError
+from agent.core.errors import UserError
 from agent.evals import metrics
 from agent.evals.runner import EvalRecord, EvalSettings
 

@@ -13,13 +13,13 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel
 
-from agent import project
-from agent import repo as gitrepo
-from agent.config import Config
-from agent.checks import run_project_tests
+from agent.checks import project
+from agent.git import repo as gitrepo
+from agent.settings.config import Config
+from agent.checks.finish import run_project_tests
 from agent.evals import metrics
 from agent.evals.tasks import EvalTask
-from agent.workflows import WorkflowResult, new_project, run_task
+from agent.workflows.runs import WorkflowResult, new_project, run_task
 from inference.backend import BackendError, ChatBackend
 from inference.errors import DflashError
 from tools.base import ToolError

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent.errors import UserError
+from agent.core.errors import UserError
 
 CHECK_SCRIPT = ".eval-check.sh"
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from agent.loop import RunResult, RunStats
+from agent.core.loop import RunResult, RunStats
 from agent.strategies.base import Run, Strategy, Then, add_stats
-from agent.texts import RETRY_CHECK_FAILED, RETRY_NOTE, RETRY_UNFINISHED
+from agent.core.texts import RETRY_CHECK_FAILED, RETRY_NOTE, RETRY_UNFINISHED
 from tools.workspace import iter_files, relative
 
 OUTPUT_LINES = 6  # of the failing check's output, in the note

@@ -3,7 +3,7 @@
 A strategy says whether it applies to this run (`applies`) and what it does before or around the rest of the
 chain (`run`, given `then`: the strategies after it, ending in the loop). It may change the run it passes on
 (fewer steps, a note in the task, what every agent is equipped with: `Equipment`), answer without the loop,
-or call the rest more than once. The loop itself (agent/loop.py) takes only the equipment's plain hooks."""
+or call the rest more than once. The loop itself (agent/core/loop.py) takes only the equipment's plain hooks."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.config import Config
-from agent.loop import Agent, RunResult, RunStats
-from agent.session import Transcript
+from agent.settings.config import Config
+from agent.core.loop import Agent, RunResult, RunStats
+from agent.core.session import Transcript
 from inference.backend import ChatBackend, Message
 
 
 class Gate(Protocol):
-    """What strategies use of the finish check (agent/checks.py `FinishGate`), named here because checks.py
+    """What strategies use of the finish check (agent/checks/finish.py `FinishGate`), named here because checks.py
     imports strategy modules (for the stubs' examples) that import this one. `given` and `stub_files` hold
     examples.ModuleExamples and given_code.GivenFile, which import this module too."""
 

@@ -18,7 +18,7 @@ from typing import TypeGuard
 
 from pydantic import BaseModel
 
-from agent.loop import RunResult
+from agent.core.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then, named
 from agent.strategies.prose_examples import PROSE_FORMS, named_examples, parameter_names, prose_examples
 from tools.workspace import iter_files, relative
@@ -29,7 +29,7 @@ MOST_BYTES = 200_000
 MOST_ARGUMENT = 100_000  # the examples travel as one command-line argument (Linux caps one at 128 KiB)
 # Runs the examples given as its one argument, as doctest would from the module's docstrings.
 # Exit 2 when an example raised (the module does not import, a NameError...), 1 when values differ: wrong
-# examples give wrong values, never a crash, so only a difference may be let through (agent/checks.py)
+# examples give wrong values, never a crash, so only a difference may be let through (agent/checks/finish.py)
 RUNNER = """import doctest, sys
 sys.path.insert(0, '.')
 class Runner(doctest.DocTestRunner):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.loop import RunResult
+from agent.core.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then
 from tools.secrets import redact_secrets
 

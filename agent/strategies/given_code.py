@@ -2,7 +2,7 @@
 top level, and which functions were stubs; then what a finished run dropped or left a stub. Why: a task that
 gives `encode_cyclic` working and `decode_cyclic` as a stub without examples: the loop "finished" with a file
 that no longer defined `encode_cyclic`, and, told so, with the file put back as given, stub and all. Both
-refuse `finish` (agent/checks.py), for the stubs the task names."""
+refuse `finish` (agent/checks/finish.py), for the stubs the task names."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.loop import RunResult
+from agent.core.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then
 from agent.strategies.examples import MOST_FILES, is_stub, python_sources
 

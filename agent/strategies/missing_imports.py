@@ -14,7 +14,7 @@ import builtins
 import importlib
 import sys
 
-from agent.loop import RunResult
+from agent.core.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then
 
 IMPORTED_FOR_EFFECT = {"this", "antigravity"}  # standard modules that print or open a browser when imported

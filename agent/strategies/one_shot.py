@@ -16,11 +16,11 @@ import ast
 import re
 import time
 
-from agent.loop import RunResult, RunStats
-from agent.prompt import task_message
+from agent.core.loop import RunResult, RunStats
+from agent.core.prompt import task_message
 from agent.strategies.base import Gate, Run, Strategy, Then, add_stats, named
 from agent.strategies.given_code import top_level_names
-from agent.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
+from agent.core.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from inference.backend import CUT, Completion, Message, Sampling
 from tools.workspace import iter_files, relative
 

@@ -1,4 +1,4 @@
-"""Docstring examples written in prose, for the `humaneval` preset (agent/config.py `PRESETS`): calls with their
+"""Docstring examples written in prose, for the `humaneval` preset (agent/settings/config.py `PRESETS`): calls with their
 values (`f(1, 4) => true`, `f([1, 2]) == 3`, `f('hi') returns 'lm'`; also under another name, with bare words or
 after a worked sum) and arguments given by name (`For lst = [1, 2] the output should be 3`, `Input: arr = [1], k =
 1` then `Output: [1]`, `arr = [1]` then `return [1]`).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from agent.loop import RunResult
+from agent.core.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then
 
 MIN_LINES = 30  # a reply this long may be judged on its lines ...

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.config import Config
-from agent.session import read_transcript
-from agent.workflows import resume_run, run_task
+from agent.settings.config import Config
+from agent.core.session import read_transcript
+from agent.workflows.runs import resume_run, run_task
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import sys
 from typing import get_args
 
 from agent.commands.common import SandboxMode
-from agent.config import Config
+from agent.settings.config import Config
 
 # Imports a command may need, never `--help`: the MCP SDK, the model runtimes, git, HTTP clients, our layers
 # below agent/ (pydantic is not listed: typer itself loads it to build a command's parameters).

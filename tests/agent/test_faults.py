@@ -14,9 +14,9 @@ from pathlib import Path
 import git
 import pytest
 
-from agent.config import Config
-from agent.session import runs_dir
-from agent.workflows import run_task
+from agent.settings.config import Config
+from agent.core.session import runs_dir
+from agent.workflows.runs import run_task
 from inference.profiles import BUILTIN_PROFILES
 from inference.server import ManagedServer
 

@@ -57,7 +57,7 @@ def test_missing_model_file_names_the_fix(tmp_path):
 def test_agent_turns_reuse_the_generated_tokens_exactly(embedded):
     """The reply to our agent prompt spells `<bash>` as `<` + `bash`; re-tokenized it would be `<b` + `ash`
     and the cache would end there. The backend keeps the generated tokens, so the whole reply is reused."""
-    from agent.bench_workloads import session_workload
+    from agent.evals.bench_workloads import session_workload
 
     turns = session_workload().turns
     messages = list(turns[0])

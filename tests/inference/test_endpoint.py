@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
-from agent.config import Config
-from agent.workflows import new_project
+from agent.settings.config import Config
+from agent.workflows.runs import new_project
 from inference.backend import BackendError, Message, Sampling
 from inference.endpoint import EndpointBackend
 from inference.net import free_port

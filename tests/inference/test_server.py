@@ -10,8 +10,8 @@ import httpx
 
 import pytest
 
-from agent.config import Config
-from agent.workflows import new_project
+from agent.settings.config import Config
+from agent.workflows.runs import new_project
 from inference.backend import BackendError, Message, Sampling
 from inference.endpoint import EndpointBackend
 from inference.profiles import BUILTIN_PROFILES, ProfileError
@@ -46,7 +46,7 @@ def test_baseline_serves_with_timings(baseline):
 def test_agent_turns_reuse_the_generated_tokens_exactly(baseline):
     """Through llama-server's `/completion` with token ids, the next turn reuses the whole last reply; through
     chat completions the re-tokenized reply (`<b`+`ash` where the model made `<`+`bash`) is processed again."""
-    from agent.bench_workloads import session_workload
+    from agent.evals.bench_workloads import session_workload
 
     turns = session_workload().turns
     processed = {}

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from agent.config import Config
-from agent.runtime import build_agent
+from agent.settings.config import Config
+from agent.workflows.runtime import build_agent
 
 pytestmark = pytest.mark.model
 

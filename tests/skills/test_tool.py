@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Config
-from agent.runtime import build_agent
+from agent.settings.config import Config
+from agent.workflows.runtime import build_agent
 from skills.loader import discover_skills
 from skills.tool import ActivateSkillTool
 from tools.base import ToolContext
@@ -96,7 +96,7 @@ def test_system_prompt_is_stable_across_runs_in_one_workspace(scripted, project)
 
 def test_no_skills_means_no_tool_and_no_catalog(scripted, tmp_path, monkeypatch):
     monkeypatch.setattr(
-        "agent.runtime.discover_skills", lambda workspace: discover_skills(workspace, [], bundled_dir=None)
+        "agent.workflows.runtime.discover_skills", lambda workspace: discover_skills(workspace, [], bundled_dir=None)
     )
     backend = scripted([FINISH])
     agent = build_agent(Config(), backend, tmp_path)

@@ -14,11 +14,11 @@ from pydantic import BaseModel
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agent.approval_prompt import TerminalApproval
-from agent.config import Config, ConfigError, load_config
-from agent.loop import Agent
-from agent.runtime import approver as approver_from_config
-from agent.runtime import build_agent
+from agent.ui.approval_prompt import TerminalApproval
+from agent.settings.config import Config, ConfigError, load_config
+from agent.core.loop import Agent
+from agent.workflows.runtime import approver as approver_from_config
+from agent.workflows.runtime import build_agent
 from tools.approval import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -492,7 +492,9 @@ def test_read_only_is_what_a_tool_declares_not_its_name(tmp_path):
 
 
 def test_config_and_cli_option(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # project approvals (agent/trust.py) in tmp
+    monkeypatch.setenv(
+        "XDG_CONFIG_HOME", str(tmp_path / "config")
+    )  # project approvals (agent/settings/trust.py) in tmp
     config = load_config(tmp_path, {"approval": "never-ask"})
     assert config.approval == "never-ask" and config.allow == [] and config.deny == []
     (tmp_path / ".agent").mkdir()

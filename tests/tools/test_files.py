@@ -175,7 +175,7 @@ def small_disk(tmp_path):
 
 
 def test_disk_full_keeps_the_old_content_and_says_why(small_disk):
-    from agent.session import Transcript
+    from agent.core.session import Transcript
 
     ctx = ToolContext(small_disk)
     (small_disk / "app.py").write_text("print('original')\n")
@@ -223,7 +223,7 @@ def test_search_has_a_deadline_and_survives_backtracking_patterns(tmp_path, monk
 def test_ambiguous_rename_suggests_replace_all_and_the_suggestion_works(tmp_path):
     """The model's natural rename call (`old` = the name) is ambiguous; the error names the parameter, written as
     the model writes calls, and the same call with it changes every use."""
-    from agent.toolcalls import parse_text
+    from agent.core.toolcalls import parse_text
     from tools.base import Toolbox
 
     ctx = ToolContext(tmp_path)

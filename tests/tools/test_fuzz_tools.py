@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from agent.loop import FinishTool
+from agent.core.loop import FinishTool
 from skills.loader import discover_skills
 from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver, analyse_command

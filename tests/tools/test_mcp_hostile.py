@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Config
-from agent.runtime import build_agent
+from agent.settings.config import Config
+from agent.workflows.runtime import build_agent
 from inference.server import free_port
 from tools.base import ToolContext
 from tools.mcp import MAX_SCHEMA_CHARS, MAX_TOTAL_SCHEMA_CHARS, UnusableTool, checked_schema, mcp_tools

@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.config import Config
+from agent.settings.config import Config
 from agent.evals.humaneval import load_humaneval
 from agent.evals.report import label_of, summarize, write_report
 from agent.evals.runner import EvalSettings, read_records, run_suite
-from agent.errors import UserError
+from agent.core.errors import UserError
 from agent.evals.tasks import load_folder_suite
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Config
+from agent.settings.config import Config
 from agent.evals.runner import check
 from agent.evals.tasks import EvalTask, load_folder_suite
 

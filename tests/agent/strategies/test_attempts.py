@@ -10,10 +10,10 @@ import pytest
 
 from agent.strategies import attempts
 from agent.strategies.attempts import snapshot_restorer
-from agent.config import Config
-from agent.session import read_transcript
-from agent.workflows import new_project, run_task
-from tests.agent.test_checkpoints import make_repo
+from agent.settings.config import Config
+from agent.core.session import read_transcript
+from agent.workflows.runs import new_project, run_task
+from tests.agent.git.test_checkpoints import make_repo
 
 BAD = (
     "I will write the code.\n<write_file>\n<path>calc.py</path>\n<content>\ndef double(x):\n    return x + x + 1\n"

@@ -1,4 +1,4 @@
-"""The chain of strategies before the loop (agent/strategies/base.py, agent/workflows.py `run_agent`): each
+"""The chain of strategies before the loop (agent/strategies/base.py, agent/workflows/runs.py `run_agent`): each
 applies only where it fits the task. Driven through the real CLI on real git repositories; the model is
 scripted (the backend is replaced), so what is under test is which requests the run makes and what it writes."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent import workflows
+from agent.workflows import runs as workflows
 from agent.cli import app
-from agent.texts import ONE_SHOT_SYSTEM
-from tests.agent.test_checkpoints import make_repo
+from agent.core.texts import ONE_SHOT_SYSTEM
+from tests.agent.git.test_checkpoints import make_repo
 
 runner = CliRunner()
 STUB = '''def slugify(text):
@@ -53,7 +53,7 @@ def test_a_readme_typo_in_a_repo_with_one_stub_asks_for_no_stub_and_fixes_the_re
     monkeypatch.setenv("DFLASH_AGENT_ONE_SHOTS", "3")
     make_repo(tmp_path / "r", {"README.md": README, "slug.py": STUB})
     # the stub's doctest fails before the run as after, in a file the run never wrote: it does not hold up
-    # `finish` (agent/checks.py checks the examples of the files a run wrote), so one finish is enough
+    # `finish` (agent/checks/finish.py checks the examples of the files a run wrote), so one finish is enough
     model.replies = [FIX_README, FINISH]
     args = ["run", "Fix the typo 'teh' in README.md.", "--repo", str(tmp_path / "r"), "--json"]
     result = runner.invoke(app, args)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent.strategies import examples, prose_examples
-from agent.config import Config
-from agent.workflows import run_task
-from tests.agent.test_checkpoints import make_repo
+from agent.settings.config import Config
+from agent.workflows.runs import run_task
+from tests.agent.git.test_checkpoints import make_repo
 
 STUB = '''from typing import List
 

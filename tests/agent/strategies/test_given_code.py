@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.checks import DOCTEST_REFUSALS, FinishGate
-from agent.config import Config
+from agent.checks.finish import DOCTEST_REFUSALS, FinishGate
+from agent.settings.config import Config
 from agent.strategies import given_code
 
 CYCLIC = '''def encode_cyclic(s: str) -> str:

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 from agent.strategies import one_shot
-from agent.config import Config
-from agent.workflows import new_project, run_task
-from tests.agent.test_checkpoints import make_repo
+from agent.settings.config import Config
+from agent.workflows.runs import new_project, run_task
+from tests.agent.git.test_checkpoints import make_repo
 
 STUB = '''def add(a, b):
     """Add two numbers.
