@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
-from inference.backend import Message, Sampling
-from inference.endpoint import EndpointBackend
+from inference.backends.backend import Message, Sampling
+from inference.backends.endpoint import EndpointBackend
 
 SEED_PROMPTS = {
     "task-store": "Write a complete Python task store module. Include a Task dataclass, TaskStatus enum, TaskStore class, add_task, update_task, delete_task, search_tasks, filter_by_status, export_to_json, get_all_tasks, and 5 tests. Return only one complete Python file.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from inference.models import GEMMA4_31B
-from inference.shape import ModelShape
+from inference.shapes.shape import ModelShape
 
 
 class Checkpoint(BaseModel):

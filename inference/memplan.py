@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from inference.checkpoints import Checkpoint, get_checkpoint
-from inference.shape import ModelShape
+from inference.shapes.shape import ModelShape
 
 # bytes per element of each KV cache type (block formats include their scales)
 CACHE_TYPE_BYTES = {
@@ -449,7 +449,7 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
     from inference.fetch import cached_model
     from inference.models import get_model
     from inference.profiles import ProfileError
-    from inference.shape import ShapeError
+    from inference.shapes.shape import ShapeError
 
     spec = get_model(model_id)
     path = path or cached_model(spec)

@@ -10,8 +10,8 @@ from typing import Annotated, Callable, Literal, Union
 
 from pydantic import BaseModel, Field
 
-from inference import headers
-from inference.shape import ModelShape
+from inference.shapes import headers
+from inference.shapes.shape import ModelShape
 
 
 class HuggingFaceSource(BaseModel):

@@ -1,7 +1,7 @@
 """Named, typed launch recipes, rendered to argv for one engine or refused with a reason.
 
 A profile names its engine: llama-server (rendered here) or vLLM / SGLang (rendered by
-`inference.python_engines`). The two Gemma profiles are the seed guide's commands (host aside: we bind
+`inference.engines.python_engines`). The two Gemma profiles are the seed guide's commands (host aside: we bind
 127.0.0.1). CPU profiles use the Qwen2.5-Coder 1.5B target with its 0.5B draft. A profile never renders a flag
 its engine lacks: the speculative flags follow the engine's dialect (BeeLlama `dflash` + cross-ctx, or upstream
 `draft-*`).
@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from inference.capabilities import Capabilities
+from inference.engines.capabilities import Capabilities
 from inference.errors import DflashError
 
 EngineName = Literal["llama-server", "vllm", "sglang"]
@@ -32,7 +32,7 @@ class Profile(BaseModel):
     name: str
     description: str = ""
     engine: EngineName = "llama-server"
-    # llama-server: the engines (inference.capabilities.KNOWN_ENGINES) it is written for; it renders for each of them,
+    # llama-server: the engines (inference.engines.capabilities.KNOWN_ENGINES) it is written for; it renders for each of them,
     # and a plan with no engine built renders for the first
     engines: list[str] = Field(default_factory=list)
     target: str  # llama-server: catalog model id; vllm/sglang: Hugging Face checkpoint (or local folder)

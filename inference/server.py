@@ -1,4 +1,4 @@
-"""An inference server as a managed child (llama-server here; vLLM and SGLang in `inference.python_engines`):
+"""An inference server as a managed child (llama-server here; vLLM and SGLang in `inference.engines.python_engines`):
 127.0.0.1 and a free port by default, ready when `/health` says so, its log kept, an early exit reported with
 the cause read from the log, a clean stop."""
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from inference.engine import Capabilities, Engine
-from inference.engine_patches import AMX_PATCH
+from inference.engines.engine import Capabilities, Engine
+from inference.engines.engine_patches import AMX_PATCH
 from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import chosen_gpus, cpu_has_amx
@@ -26,7 +26,7 @@ from inference.models import get_model
 from inference.net import free_port
 from inference.paths import state_dir
 from inference.profiles import Profile, ProfileError, render
-from inference.rpc import LocalRpcWorkers
+from inference.engines.rpc import LocalRpcWorkers
 
 GATED = "the model is gated: accept its terms on huggingface.co, then `hf auth login` or export HF_TOKEN"
 KNOWN_FAILURES = [
@@ -334,7 +334,7 @@ def stop_process_group(pid: int, grace: float = 10.0, child: subprocess.Popen | 
 
 def choose_engine(profile: Profile, key: str | None = None) -> Engine:
     """The engine named by `key`, else the newest cached build for the profile's device whose dialect renders it."""
-    from inference.engine import list_engines
+    from inference.engines.engine import list_engines
 
     engines = list_engines()
     if key:
@@ -381,8 +381,8 @@ def planned_engine(profile: Profile, key: str | None = None) -> tuple[Capabiliti
     """(capabilities, binary, description) of the engine a profile would run on: the chosen build, or when none
     is built (and no key named), what `agent engine build` builds by default, read from its real `--help`; for a
     profile with RPC workers, that build with the RPC backend (llama.cpp lists `--rpc` only when it is built in)."""
-    from inference.capabilities import default_capabilities, known_engine
-    from inference.engine import BEELLAMA_TAG
+    from inference.engines.capabilities import default_capabilities, known_engine
+    from inference.engines.engine import BEELLAMA_TAG
 
     try:
         engine = choose_engine(profile, key)

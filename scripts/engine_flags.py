@@ -14,7 +14,7 @@ itself (Python's `ast`; nothing is imported or run):
   `add_opt(common_arg({"-x", "--xx"}, ...))` of `common/arg.cpp` that llama-server takes (its `set_examples`
   names the server or the common set, or names a list held in a variable; `set_excludes` does not name the
   server), with the `--spec-type` values of `common/speculative.cpp` and the KV cache types of `common/arg.cpp`,
-  written in the `--help` layout that `inference.capabilities.parse_help` reads.
+  written in the `--help` layout that `inference.engines.capabilities.parse_help` reads.
 
 Usage: python scripts/engine_flags.py vllm-0.33.0-...whl > inference/dialects/vllm-0.33.0-serve-flags.txt
        python scripts/engine_flags.py --llama-tree SRC "BeeLlama v0.4.x at COMMIT" > inference/dialects/...txt

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.backend import CUT, Completion, Message, Sampling, Timings
+from inference.backends.backend import CUT, Completion, Message, Sampling, Timings
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,7 +59,7 @@ def qwen_path() -> Path:
 
 @pytest.fixture(scope="session")
 def embedded(qwen_path):
-    from inference.embedded import EmbeddedBackend
+    from inference.backends.embedded import EmbeddedBackend
 
     backend = EmbeddedBackend(qwen_path, n_ctx=8192)
     yield backend
@@ -71,7 +71,7 @@ def engine():
     """llama-server built from the upstream tree in the llama-cpp-python sdist: compiled once per machine
     (about 8 minutes on 2 cores), then served from the engine cache. With the RPC backend and its worker, so one
     build serves every test, the RPC ones included (without `--rpc` the server behaves the same)."""
-    from inference.engine import BuildOptions, EngineSource, build_engine
+    from inference.engines.engine import BuildOptions, EngineSource, build_engine
 
     return build_engine(EngineSource.parse("pypi-sdist"), BuildOptions(backend="cpu", rpc=True), show_progress=False)
 

@@ -96,7 +96,7 @@ def test_the_installed_wheel_works_away_from_the_checkout(installed, tmp_path):
         installed,
         "python",
         "-c",
-        "import inference.engine_patches as e; print(e.__file__); print(*[p.name for p in e.packaged_patches()])",
+        "import inference.engines.engine_patches as e; print(e.__file__); print(*[p.name for p in e.packaged_patches()])",
         cwd=tmp_path,
     ).stdout.split("\n")
     assert not where[0].startswith(str(ROOT)), where  # the installed copy, not this checkout
@@ -104,7 +104,7 @@ def test_the_installed_wheel_works_away_from_the_checkout(installed, tmp_path):
 
 
 def test_an_install_without_its_patches_refuses_to_build(monkeypatch, tmp_path):
-    from inference import engine_patches
+    from inference.engines import engine_patches
 
     monkeypatch.setattr(engine_patches, "PATCHES_DIR", tmp_path)
     with pytest.raises(engine_patches.PatchError, match="no engine patches"):

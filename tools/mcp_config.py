@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from inference.errors import DflashError
-from tools.approval.preview import visible
+from tools.preview import visible
 
 PROJECT_FILES = (".mcp.json", ".vscode/mcp.json")
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")

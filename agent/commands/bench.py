@@ -43,10 +43,10 @@ def bench(
     from agent.evals.bench_workloads import agent_workloads
     from agent.settings.config import user_profiles
     from inference.bench import Target, run_bench, seed_workloads
-    from inference.endpoint import EndpointBackend
+    from inference.backends.endpoint import EndpointBackend
     from inference.hardware import Hardware
     from inference.profiles import get_profile
-    from inference.python_engines import managed
+    from inference.engines.python_engines import managed
     from inference.server import fit_together
 
     chosen = set(workloads.split(","))

@@ -10,7 +10,7 @@ def doctor() -> None:
     from rich.console import Console
 
     from agent.settings.config import user_profiles
-    from inference.engine import list_engines
+    from inference.engines.engine import list_engines
     from inference.fetch import cached_model
     from inference.hardware import Hardware
     from inference.memplan import plan_profile
@@ -69,7 +69,7 @@ def _python_engine(console, profile) -> None:
     """A vLLM / SGLang profile: whether the engine is installed and whether its plan fits this machine's GPUs."""
     from inference.profiles import ProfileError
     from inference.memplan import plan_python_engine as plan
-    from inference.python_engines import install_command, launcher
+    from inference.engines.python_engines import install_command, launcher
 
     try:
         memory = plan(profile)

@@ -47,7 +47,7 @@ def engine_build(
 ) -> None:
     """Build llama-server from source (cached by source commit and options) and print what it can do."""
     from agent.commands.common import err
-    from inference.engine import BEELLAMA_KNOWN_GOOD, EngineSource, build_engine, detect_build_options
+    from inference.engines.engine import BEELLAMA_KNOWN_GOOD, EngineSource, build_engine, detect_build_options
 
     if source == "beellama" and ref and ref not in BEELLAMA_KNOWN_GOOD:
         known = "; ".join(f"{tag}: {why}" for tag, why in BEELLAMA_KNOWN_GOOD.items())
@@ -80,8 +80,8 @@ def engine_add(
 ) -> None:
     """Register a llama-server built elsewhere: its --help is read like a build's, and profiles use it."""
     from agent.commands.common import fail
-    from inference.engine import EngineBuildError
-    from inference.engine_add import add_engine
+    from inference.engines.engine import EngineBuildError
+    from inference.engines.engine_add import add_engine
 
     if backend not in (None, "cpu", "cuda", "metal"):
         fail(f"--backend {backend}: use cpu, cuda or metal")
@@ -102,7 +102,7 @@ def engine_list() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from inference.engine import list_engines
+    from inference.engines.engine import list_engines
 
     table = Table("key", "source", "backend", "version", "DFlash", "patches", "built in")
     for engine in list_engines():

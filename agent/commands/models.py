@@ -65,7 +65,7 @@ def models_synth(
     zero weights stored as a sparse hole (megabytes on disk); engines allocate and decode as for the real file."""
     from pathlib import Path
 
-    from inference.synth import SynthError, write_synthetic
+    from inference.shapes.synth import SynthError, write_synthetic
 
     try:
         path = write_synthetic(name, Path(out) if out else None, layers)

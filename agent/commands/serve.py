@@ -93,7 +93,7 @@ def serve(
             _print_plan(chosen, engine_key, host, port, gpu_memory, with_plan=plan)
         return
     if chosen.engine != "llama-server":
-        from inference.python_engines import EngineServer, gated_notes, launcher, not_installed
+        from inference.engines.python_engines import EngineServer, gated_notes, launcher, not_installed
 
         if launcher(chosen.engine) is None:
             fail(not_installed(chosen))
@@ -122,7 +122,7 @@ def serve(
 
 
 def _run_synthetic(chosen, engine_key: str | None, layers: int | None) -> None:
-    from inference.synthrun import run_synthetic
+    from inference.shapes.synthrun import run_synthetic
 
     if chosen.engine != "llama-server":
         fail(f"--synthetic runs llama-server profiles; {chosen.name!r} runs on {chosen.engine}")
@@ -177,7 +177,7 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
 
     from inference.memplan import parse_size
     from inference.memplan import largest_python_contexts, plan_python_engine
-    from inference.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
+    from inference.engines.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
 
     if not with_plan:
         typer.echo(shlex.join(render(chosen, host, port or DEFAULT_PORT[chosen.engine])))

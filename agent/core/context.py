@@ -5,7 +5,7 @@ The system prompt, the task and the model's own replies are never cut."""
 from __future__ import annotations
 
 from agent.core.texts import TRIMMED
-from inference.backend import Message
+from inference.backends.backend import Message
 
 KEEP_RECENT = 2  # the newest observations, cut only when nothing older is left
 

@@ -13,7 +13,16 @@ from agent.core.prompt import system_prompt, task_message
 from agent.core.session import Transcript
 from agent.core.toolcalls import ParsedCall, TextProtocol
 from agent.core.context import trim_observations
-from inference.backend import CUT, BackendError, ChatBackend, Completion, ContextOverflow, Message, Sampling, Timings
+from inference.backends.backend import (
+    CUT,
+    BackendError,
+    ChatBackend,
+    Completion,
+    ContextOverflow,
+    Message,
+    Sampling,
+    Timings,
+)
 from tools.base import Tool, Toolbox, ToolContext, ToolResult
 from tools.workspace import iter_files, relative
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agent.core.errors import UserError
-from inference.backend import Message
+from inference.backends.backend import Message
 from inference.paths import state_dir
 
 

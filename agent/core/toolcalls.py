@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
-from inference.backend import Completion, Message
+from inference.backends.backend import Completion, Message
 from tools.base import Tool, Toolbox, ToolResult
 
 

@@ -20,7 +20,7 @@ from agent.checks.finish import run_project_tests
 from agent.evals import metrics
 from agent.evals.tasks import EvalTask
 from agent.workflows.runs import WorkflowResult, new_project, run_task
-from inference.backend import BackendError, ChatBackend
+from inference.backends.backend import BackendError, ChatBackend
 from inference.errors import DflashError
 from tools.base import ToolError
 from tools.files import write_atomically

@@ -10,7 +10,7 @@ from agent.evals.tasks import EvalTask
 from agent.core.loop import RunResult, RunStats
 from agent.strategies.one_shot import CODE_BLOCK
 from agent.workflows.runs import WorkflowResult
-from inference.backend import ChatBackend, Message, Sampling
+from inference.backends.backend import ChatBackend, Message, Sampling
 from agent.core.errors import UserError
 
 SYSTEM = "You are an expert programmer. Answer with the complete file in one fenced code block."

@@ -16,7 +16,7 @@ from agent.git import repo as gitrepo
 from agent.settings.config import Config
 from agent.core.loop import AgentEvents
 from agent.core.toolcalls import ParsedCall
-from inference.backend import Completion
+from inference.backends.backend import Completion
 from tools.base import ToolResult
 
 TRAILER = "Agent-Run"

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from agent.settings.config import Config
 from agent.core.loop import Agent, RunResult, RunStats
 from agent.core.session import Transcript
-from inference.backend import ChatBackend, Message
+from inference.backends.backend import ChatBackend, Message
 
 
 class Gate(Protocol):

@@ -21,7 +21,7 @@ from agent.core.prompt import task_message
 from agent.strategies.base import Gate, Run, Strategy, Then, add_stats, named
 from agent.strategies.given_code import top_level_names
 from agent.core.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
-from inference.backend import CUT, Completion, Message, Sampling
+from inference.backends.backend import CUT, Completion, Message, Sampling
 from tools.workspace import iter_files, relative
 
 LATER_TEMPERATURE = 0.7  # answers after the first are sampled hotter: at 0.2 a new seed repeats the first

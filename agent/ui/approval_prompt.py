@@ -20,7 +20,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from tools.approval import ApprovalRequest
-from tools.approval.preview import visible, visible_parts
+from tools.preview import visible, visible_parts
 
 ESCAPED_STYLE = "reverse bold red"
 

@@ -24,7 +24,7 @@ from agent.core.toolcalls import ParsedCall
 from agent.checks.finish import FinishGate
 from agent.strategies.first_look import files_to_show
 from agent.strategies.repetition import new_guard
-from inference.backend import ChatBackend, Completion, Message, Sampling, Timings
+from inference.backends.backend import ChatBackend, Completion, Message, Sampling, Timings
 from tools.approval import Approver
 from tools.base import Tool, ToolResult
 

@@ -15,7 +15,7 @@ from agent.git import repo as gitrepo
 from agent.ui.plain import plain, visible
 from agent.ui.status_line import StatusLine, reading
 from agent.core.toolcalls import ParsedCall
-from inference.backend import Completion
+from inference.backends.backend import Completion
 from tools.base import ToolResult
 
 OUTPUT_LINES = 15  # of a command's output

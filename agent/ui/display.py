@@ -17,7 +17,7 @@ from agent.ui.plain import plain, visible
 from agent.ui.status_line import StatusLine, reading
 from agent.core.toolcalls import ParsedCall
 from agent.workflows.runs import WorkflowResult
-from inference.backend import Completion
+from inference.backends.backend import Completion
 from tools.base import ToolResult
 
 TAIL_LINES = 12

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent.core.toolcalls import ParsedCall
-from inference.backend import Completion
+from inference.backends.backend import Completion
 from tools.base import ToolResult
 
 

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 def describe_review(review: ProjectReview) -> list[str]:
     """Each change with both values whole; hidden characters written as visible escapes, as the `ask`
-    prompt shows them (tools/approval/preview.py)."""
-    from tools.approval.preview import visible
+    prompt shows them (tools/preview.py)."""
+    from tools.preview import visible
 
     lines = [f"{review.file} widens what the agent may do (your setting -> the project's):"]
     lines += [f"    {change.describe()}" for change in review.changes]

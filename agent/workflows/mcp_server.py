@@ -24,7 +24,7 @@ from agent.git import repo as gitrepo
 from agent.settings.config import ConfigError, load_config
 from agent.core.toolcalls import ParsedCall
 from inference.paths import APP, app_version
-from inference.backend import BackendError, Completion
+from inference.backends.backend import BackendError, Completion
 from tools.base import ToolResult
 
 log = logging.getLogger("dflash-agent.mcp")

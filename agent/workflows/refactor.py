@@ -22,7 +22,7 @@ from agent.workflows.runtime import backends
 from agent.core.texts import REFACTOR_TASK
 from agent.checks.finish import TestOutcome, run_verification
 from agent.workflows.runs import run_agent
-from inference.backend import ChatBackend
+from inference.backends.backend import ChatBackend
 
 
 class RepoOutcome(BaseModel):

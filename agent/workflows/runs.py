@@ -28,7 +28,7 @@ from agent.strategies.missing_imports import MissingImports
 from agent.strategies.one_shot import OneShots
 from agent.strategies.repetition import RepetitionCut
 from agent.core.texts import NEW_PROJECT_TASK
-from inference.backend import ChatBackend, Message
+from inference.backends.backend import ChatBackend, Message
 from tools.workspace import iter_files, relative
 
 

@@ -15,13 +15,13 @@ from agent.core.memory import memory_section
 from agent.checks.project import command_policy
 from agent.core.session import Transcript
 from agent.core.toolcalls import PROTOCOLS
-from inference.backend import ChatBackend, Sampling
-from inference.embedded import EmbeddedBackend
-from inference.endpoint import EndpointBackend
+from inference.backends.backend import ChatBackend, Sampling
+from inference.backends.embedded import EmbeddedBackend
+from inference.backends.endpoint import EndpointBackend
 from inference.fetch import fetch_model
 from inference.models import ModelSpec, get_model
 from inference.profiles import Profile, get_profile, with_overrides
-from inference.python_engines import managed
+from inference.engines.python_engines import managed
 from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver

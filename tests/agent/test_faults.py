@@ -135,8 +135,8 @@ def test_ctrl_c_on_a_real_agent_run_then_resume(tmp_path, qwen_path):
 
 @pytest.mark.model
 def test_engine_that_stops_answering_is_named(engine, tmp_path):
-    from inference.backend import BackendError, Message, Sampling
-    from inference.endpoint import EndpointBackend
+    from inference.backends.backend import BackendError, Message, Sampling
+    from inference.backends.endpoint import EndpointBackend
 
     with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], log_dir=tmp_path) as server:
         backend = EndpointBackend(server.url, timeout=3)

@@ -160,7 +160,7 @@ def test_speedup_range_pairs_each_round_with_the_baselines_same_round():
 
 
 def test_targets_up_together_take_turns_in_an_order_rotated_every_round():
-    from inference.backend import Completion, Message, Timings
+    from inference.backends.backend import Completion, Message, Timings
     from inference.bench import Target, Workload, run_bench
 
     order: list[str] = []

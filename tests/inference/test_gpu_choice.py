@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inference import hardware
-from inference.capabilities import known_engine
+from inference.engines.capabilities import known_engine
 from inference.hardware import Gpu, chosen_gpus
 from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles, render
 from inference.server import with_gpus

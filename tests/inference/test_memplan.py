@@ -13,7 +13,7 @@ import pytest
 from inference.memplan import build_plan, kv_cache_bytes, model_facts, parse_size, plan_profile
 from inference.models import GEMMA4_31B, GEMMA4_31B_DFLASH
 from inference.profiles import BUILTIN_PROFILES, ProfileError
-from inference.shape import ModelShape, ShapeError
+from inference.shapes.shape import ModelShape, ShapeError
 
 GIB = 1024**3
 SWA = [True, True, True, True, True, False] * 10  # 5 sliding-window : 1 global, 60 blocks

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.engine import Capabilities, parse_help
+from inference.engines.engine import Capabilities, parse_help
 from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles, render
 
 GUIDE_BASELINE = (

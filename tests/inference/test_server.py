@@ -12,8 +12,8 @@ import pytest
 
 from agent.settings.config import Config
 from agent.workflows.runs import new_project
-from inference.backend import BackendError, Message, Sampling
-from inference.endpoint import EndpointBackend
+from inference.backends.backend import BackendError, Message, Sampling
+from inference.backends.endpoint import EndpointBackend
 from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.server import ManagedServer, ServerError, background_status, stop_background
 
@@ -141,7 +141,7 @@ def test_agent_completes_a_task_against_a_profile_server(engine, tmp_path):
 def test_a_reply_cut_by_on_text_stops_the_server_generating(engine, tmp_path):
     """llama-server's /completion stream (token-exact history): cut by `on_text`, the connection is closed, the
     server stops generating (its slot is free for the next request) and the next turn reuses the prompt cache."""
-    from inference.backend import CUT
+    from inference.backends.backend import CUT
 
     pieces: list[str] = []
     with ManagedServer(engine, BUILTIN_PROFILES["qwen-cpu"], log_dir=tmp_path) as server:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from inference.capabilities import Capabilities, default_capabilities, parse_help
-from inference.engine import BuildOptions, Engine
+from inference.engines.capabilities import Capabilities, default_capabilities, parse_help
+from inference.engines.engine import BuildOptions, Engine
 from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.server import check_drafter, choose_engine, planned_engine, without_broken_amx
 
@@ -93,7 +93,7 @@ def test_an_engine_without_the_amx_fix_runs_without_repacking_on_an_amx_cpu(cach
 
 def test_a_drafter_of_the_wrong_format_is_refused_before_any_download(cache, monkeypatch):
     """The server's own start path: the catalog's facts say the format, so nothing is fetched first."""
-    from inference.capabilities import known_engine
+    from inference.engines.capabilities import known_engine
     from inference.server import ManagedServer
 
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a download attempt would fail with another error

@@ -45,7 +45,7 @@ from tools.approval.policy import (
     Mode,
     Verdict,
 )
-from tools.approval.preview import visible
+from tools.preview import visible
 
 __all__ = [
     "ADVICE",

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from tools.approval.analysis import analyse_command
 from tools.approval.calls import Danger
 from tools.approval.known_safe import unknown_part
-from tools.approval.preview import visible
+from tools.preview import visible
 from tools.approval.rules import command_rule_matches, tool_rule_matches
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import pytest
 from agent.core.context import trim_observations
 from agent.core.texts import TRIMMED
 from agent.core.loop import Agent
-from inference.backend import ContextOverflow, Message
+from inference.backends.backend import ContextOverflow, Message
 from tools.base import ToolContext
 from tools.files import file_tools
 from tools.shell import BashTool
@@ -92,7 +92,7 @@ def test_nothing_left_to_trim_is_a_clear_error(scripted, tmp_path):
 
 @pytest.mark.model
 def test_real_model_with_a_small_context_reads_a_file_bigger_than_what_is_left(tmp_path, qwen_path):
-    from inference.embedded import EmbeddedBackend
+    from inference.backends.embedded import EmbeddedBackend
 
     numbers = "\n".join(f"row {i}: value {i * 7}" for i in range(400))  # ~4000 tokens: more than the context
     (tmp_path / "big.txt").write_text(numbers + "\n")

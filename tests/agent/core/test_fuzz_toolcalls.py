@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from agent.core.loop import FinishTool
 from agent.core.toolcalls import NativeProtocol, ParseResult, TextProtocol, call_from_json, parse_text
-from inference.backend import Completion, ToolCallRequest
+from inference.backends.backend import Completion, ToolCallRequest
 from skills.loader import SkillCatalog
 from skills.tool import ActivateSkillTool
 from tools.base import Tool, Toolbox, ToolResult

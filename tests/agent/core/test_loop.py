@@ -8,7 +8,7 @@ from agent.core.loop import NO_CALL_NUDGE, REPEAT_HELP, Agent
 from agent.core.session import Transcript, new_transcript_path, read_transcript
 from agent.strategies.first_look import files_to_show  # the loop takes these as plain hooks (agent/strategies/)
 from agent.strategies.repetition import new_guard
-from inference.backend import BackendError, Completion, Timings
+from inference.backends.backend import BackendError, Completion, Timings
 from tools.base import ToolContext
 from tools.files import file_tools
 from tools.shell import BashTool
@@ -156,7 +156,7 @@ def test_the_first_message_shows_the_files_of_a_small_project(scripted, tmp_path
 
 def test_file_contents_that_do_not_fit_the_context_leave_the_first_message(tmp_path):
     """The first message shows the files the task names; when that alone overflows the context, they go."""
-    from inference.backend import ContextOverflow
+    from inference.backends.backend import ContextOverflow
 
     (tmp_path / "big.txt").write_text("row\n" * 3000)
 

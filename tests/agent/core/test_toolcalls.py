@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from agent.core.loop import FinishTool
 from agent.core.toolcalls import NativeProtocol, ParsedCall, TextProtocol, parse_text
-from inference.backend import Completion, ToolCallRequest
+from inference.backends.backend import Completion, ToolCallRequest
 from tools.base import Toolbox, ToolResult
 from tools.files import file_tools
 from tools.shell import BashTool

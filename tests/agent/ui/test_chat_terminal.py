@@ -26,7 +26,7 @@ import sys, time
 from contextlib import contextmanager
 from agent.ui import chat
 from agent.cli import app
-from inference.backend import Completion, Timings
+from inference.backends.backend import Completion, Timings
 
 WRITE = "I will add b.py.\\n<write_file>\\n<path>b.py</path>\\n<content>\\nB = 1\\n</content>\\n</write_file>"
 SLOW = "Thinking " + "very " * 60 + "slowly."
@@ -120,7 +120,7 @@ import time
 from contextlib import contextmanager
 from agent.workflows import runs as workflows
 from agent.cli import app
-from inference.backend import Completion, Timings
+from inference.backends.backend import Completion, Timings
 
 REPLIES = ["<write_file>\\n<path>b.py</path>\\n<content>\\nB = 1\\n</content>\\n</write_file>", "<finish><summary>added b.py</summary></finish>"]
 

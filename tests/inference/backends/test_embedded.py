@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inference.backend import BackendError, Message, Sampling
+from inference.backends.backend import BackendError, Message, Sampling
 
 pytestmark = pytest.mark.model
 
@@ -48,7 +48,7 @@ def test_context_overflow_is_a_clear_error(embedded):
 
 
 def test_missing_model_file_names_the_fix(tmp_path):
-    from inference.embedded import EmbeddedBackend
+    from inference.backends.embedded import EmbeddedBackend
 
     with pytest.raises(BackendError, match="agent models pull"):
         EmbeddedBackend(tmp_path / "absent.gguf")
@@ -73,7 +73,7 @@ def test_agent_turns_reuse_the_generated_tokens_exactly(embedded):
 def test_a_reply_cut_by_on_text_stops_there_and_the_next_turn_still_reuses_the_cache(embedded):
     """`on_text` returning True ends the reply (the agent cuts replies that loop); generation stops, the
     completion says so, and the engine's state stays usable."""
-    from inference.backend import CUT
+    from inference.backends.backend import CUT
 
     pieces: list[str] = []
 
@@ -98,10 +98,10 @@ def test_on_an_amx_cpu_the_model_loads_without_extra_buffer_types_and_answers(qw
     loads with `use_extra_bufts` off and answers, and llama-cpp-python's defaults are as before afterwards."""
     import llama_cpp.llama_cpp as lib
 
-    import inference.embedded
-    from inference.embedded import EmbeddedBackend
+    import inference.backends.embedded
+    from inference.backends.embedded import EmbeddedBackend
 
-    monkeypatch.setattr(inference.embedded, "cpu_has_amx", lambda: True)
+    monkeypatch.setattr(inference.backends.embedded, "cpu_has_amx", lambda: True)
     backend = EmbeddedBackend(qwen_path, n_ctx=1024)
     try:
         assert backend.llm.model_params.use_extra_bufts is False

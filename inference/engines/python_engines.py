@@ -22,7 +22,7 @@ from inference.checkpoints import get_checkpoint
 from inference.profiles import Profile, ProfileError
 from inference.server import ManagedProcess
 
-DIALECTS = Path(__file__).parent / "dialects"
+DIALECTS = Path(__file__).parents[1] / "dialects"
 # the versions whose parser sources the flag lists were read from (scripts/engine_flags.py)
 CHECKED = {"vllm": "0.33.0", "sglang": "0.5.23"}
 FLAG_FILES = {

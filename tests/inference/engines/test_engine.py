@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from inference.engine import (
+from inference.engines.engine import (
     BEELLAMA_TAG,
     BuildOptions,
     Capabilities,
@@ -42,8 +42,8 @@ def test_capabilities_of_the_built_engine(engine):
 
 
 def test_our_patches_are_built_in_and_the_cached_source_stays_pristine(engine):
-    from inference.engine import resolve_source
-    from inference.engine_patches import applicable_patches
+    from inference.engines.engine import resolve_source
+    from inference.engines.engine_patches import applicable_patches
 
     assert engine.patches == ["amx-tile-config", "ngram-simple-adaptive"]
     assert engine.capabilities.has("--spec-ngram-simple-adapt-min")
@@ -54,7 +54,7 @@ def test_our_patches_are_built_in_and_the_cached_source_stays_pristine(engine):
 
 def test_a_patch_that_does_not_apply_is_left_out(tmp_path):
     """A source that has moved on (here: no such file at all) builds without our patch instead of failing."""
-    from inference.engine_patches import applicable_patches
+    from inference.engines.engine_patches import applicable_patches
 
     (tmp_path / "common").mkdir()
     (tmp_path / "common" / "common.h").write_text("// another llama.cpp\n")
@@ -189,7 +189,7 @@ def test_builders_of_one_key_take_turns(tmp_path, monkeypatch):
     and broke each other ('No rule to make target ...'); the second now waits and takes the first one's result."""
     import threading
 
-    from inference import engine as engine_module
+    from inference.engines import engine as engine_module
 
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
     tree = tmp_path / "src"
@@ -319,7 +319,7 @@ def test_a_toolkit_too_old_for_the_gpu_is_refused(tmp_path, monkeypatch):
 
 
 def test_default_jobs_follow_free_ram_as_well_as_cores():
-    from inference.engine import default_jobs
+    from inference.engines.engine import default_jobs
 
     assert default_jobs("cuda", cores=32, ram_available=16 * 1024**3) == 4
     assert default_jobs("cpu", cores=2, ram_available=64 * 1024**3) == 2
@@ -338,7 +338,7 @@ def test_the_real_beellama_v020_help_renders_the_seed_command_token_for_token():
     """SEED-NOTES.md section 4, from the real `--help` of a v0.2.0 build (the default pin)."""
     from pathlib import Path
 
-    from inference.capabilities import default_capabilities
+    from inference.engines.capabilities import default_capabilities
     from inference.profiles import BUILTIN_PROFILES, render
 
     caps = default_capabilities()

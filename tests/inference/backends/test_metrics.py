@@ -13,10 +13,10 @@ from threading import Thread
 import httpx
 import pytest
 
-from inference.backend import Message, Sampling, Timings
-from inference.metrics import Figures, parse, read, with_figures
+from inference.backends.backend import Message, Sampling, Timings
+from inference.backends.metrics import Figures, parse, read, with_figures
 
-DATA = Path(__file__).parent / "data" / "metrics"
+DATA = Path(__file__).parents[1] / "data" / "metrics"
 
 
 def snapshot(name: str) -> Figures:
@@ -79,7 +79,7 @@ def test_a_server_without_metrics_reads_as_none():
 @pytest.mark.model
 def test_real_llama_server_metrics_match_its_own_timings(engine, qwen_path, tmp_path):
     """The delta of llama-server's /metrics around one reply equals what the reply's timings say."""
-    from inference.endpoint import EndpointBackend
+    from inference.backends.endpoint import EndpointBackend
     from inference.profiles import BUILTIN_PROFILES
     from inference.server import ManagedServer
 
@@ -142,7 +142,7 @@ def test_endpoint_backend_fills_a_vllm_replys_figures_from_its_metrics():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _VllmStandIn)
     Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
-        from inference.endpoint import EndpointBackend
+        from inference.backends.endpoint import EndpointBackend
 
         backend = EndpointBackend(f"http://127.0.0.1:{server.server_port}/v1")
         assert backend.history is None and backend.metrics  # not llama-server: figures come from /metrics

@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from inference import metrics
+from inference.backends import metrics
 from inference.memplan import MemoryPlan, gb, plan_profile
 from inference.profiles import Profile
-from inference.synth import synthetic_dir, write_synthetic
+from inference.shapes.synth import synthetic_dir, write_synthetic
 
 TOLERANCE_REL, TOLERANCE_ABS = 0.10, 0.25e9
 MIB = 1024**2

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from inference.engine import BuildOptions, Engine, EngineBuildError, engines_dir, probe
+from inference.engines.engine import BuildOptions, Engine, EngineBuildError, engines_dir, probe
 
 
 def add_engine(spec: str, backend: str | None = None) -> Engine:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inference.memplan import MemoryPlan, PlanTerm
 from inference.profiles import get_profile
-from inference.synthrun import compare, parse_allocations, run_synthetic
+from inference.shapes.synthrun import compare, parse_allocations, run_synthetic
 
 MIB = 1024**2
 

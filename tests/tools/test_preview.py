@@ -2,7 +2,7 @@
 
 import pytest
 
-from tools.approval.preview import visible, visible_parts
+from tools.preview import visible, visible_parts
 from tools.shell import BashTool
 
 

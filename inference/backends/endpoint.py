@@ -2,10 +2,10 @@
 
 Streams through the official `openai` client and reads llama-server's extra `timings` (prompt-cache reuse,
 drafted and accepted tokens) from the final chunk when the server sends them. On llama-server, turns without
-native tools go through its own `/completion` with the prompt as token ids (see `inference.token_history`),
+native tools go through its own `/completion` with the prompt as token ids (see `inference.backends.token_history`),
 so every turn after the first reuses the whole cached conversation. Other servers (vLLM, SGLang) send no such
 timings: their Prometheus `/metrics`, read before and after each reply, give the same figures
-(`inference.metrics`; the server's whole traffic in between, so exact when the agent is its only client).
+(`inference.backends.metrics`; the server's whole traffic in between, so exact when the agent is its only client).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import httpx
 import openai
 
-from inference.backend import (
+from inference.backends.backend import (
     CUT,
     BackendError,
     Completion,
@@ -30,8 +30,8 @@ from inference.backend import (
     Timings,
     ToolCallRequest,
 )
-from inference import metrics
-from inference.token_history import TokenHistory
+from inference.backends import metrics
+from inference.backends.token_history import TokenHistory
 
 FINISH_REASONS = {"eos": "stop", "word": "stop", "limit": "length"}
 

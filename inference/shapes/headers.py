@@ -1,5 +1,5 @@
 """Every GGUF header fact of the catalog's models: metadata keys (with arrays) and each tensor's name, type and
-shape, so that `inference.synth` can write a file whose header is the real one's without downloading it.
+shape, so that `inference.shapes.synth` can write a file whose header is the real one's without downloading it.
 
 Sources, beside each builder below: the loaders in the llama.cpp tree of the llama-cpp-python 0.3.36 sdist
 (`src/models/gemma4.cpp`, `src/models/dflash.cpp`, `src/llama-arch.cpp`, `src/llama-quant.cpp`,
@@ -93,7 +93,7 @@ def qwen2_header(
     biases; `tied`: no output.weight, the token embedding serves). Types: Q4_K_M's rule (`src/llama-quant.cpp`:
     attn_v and ffn_down Q6_K where use_more_bits, counted in file order; the output, or a tied token embedding,
     Q6_K (Q8_0 when its rows are not whole 256-blocks); the rest Q4_K, with the k-quant fallback for such rows;
-    norms and biases F32). The 1.5B's header equals the published file's (tests/inference/test_synth.py)."""
+    norms and biases F32). The 1.5B's header equals the published file's (tests/inference/shapes/test_synth.py)."""
     head = embd // heads
     kv = kv_heads * head
     more = {layer for k, layer in enumerate(file_order(layers)) if use_more_bits(k, layers)}

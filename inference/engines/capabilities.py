@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 SDIST_VERSION_PIN = "0.3.36"  # llama-cpp-python: its sdist vendors upstream llama.cpp (with DFlash and MTP)
-DIALECTS = Path(__file__).parent / "dialects"
+DIALECTS = Path(__file__).parents[1] / "dialects"
 DEFAULT_HELP = DIALECTS / "beellama-v0.2.0-help.txt"
 
 

@@ -24,8 +24,8 @@ from typing import Iterator, Literal
 from pydantic import BaseModel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from inference.capabilities import SDIST_VERSION_PIN, Capabilities, parse_help
-from inference.engine_patches import applicable_patches, digest, patched_copy
+from inference.engines.capabilities import SDIST_VERSION_PIN, Capabilities, parse_help
+from inference.engines.engine_patches import applicable_patches, digest, patched_copy
 from inference.errors import DflashError
 from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
 from inference.paths import cache_dir

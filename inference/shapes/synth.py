@@ -3,7 +3,7 @@ loads, every tensor's name, type and shape) over zero weights written sparsely (
 engine allocates for such a file what it allocates for the real one and decodes a dense model at the same
 speed; only what the weights say (draft acceptance, the text) differs.
 
-Header facts come from the catalog (`inference.headers`); tokenizer arrays from the vocabulary files llama.cpp
+Header facts come from the catalog (`inference.shapes.headers`); tokenizer arrays from the vocabulary files llama.cpp
 ships for its tokenizer tests (models/ggml-vocab-*.gguf in the llama-cpp-python sdist that
 `agent engine build --source pypi-sdist` uses), so nothing is downloaded once that sdist is here.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.errors import DflashError
-from inference.headers import Header
+from inference.shapes.headers import Header
 from inference.models import ModelSpec, get_model
 from inference.paths import cache_dir
 
@@ -125,7 +125,7 @@ def _add(writer, key: str, kind: str, value: Any) -> None:
 
 def vocab_file(name: str) -> Path:
     """models/ggml-vocab-NAME.gguf of the llama-cpp-python sdist's llama.cpp (pip's cache; fetched once)."""
-    from inference.engine import SDIST_VERSION, EngineBuildError, _sdist_tree
+    from inference.engines.engine import SDIST_VERSION, EngineBuildError, _sdist_tree
 
     try:
         path = _sdist_tree(SDIST_VERSION) / "models" / f"ggml-vocab-{name}.gguf"

@@ -12,8 +12,8 @@ import pytest
 
 from agent.settings.config import Config
 from agent.workflows.runs import new_project
-from inference.backend import BackendError, Message, Sampling
-from inference.endpoint import EndpointBackend
+from inference.backends.backend import BackendError, Message, Sampling
+from inference.backends.endpoint import EndpointBackend
 from inference.net import free_port
 
 pytestmark = pytest.mark.model
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.model
 # types are off there.
 SERVER_WITHOUT_AMX_CRASH = """
 import runpy
-from inference.embedded import extra_buffer_types
+from inference.backends.embedded import extra_buffer_types
 from inference.hardware import cpu_has_amx
 with extra_buffer_types(enabled=not cpu_has_amx()):
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
@@ -99,7 +99,7 @@ def test_dead_endpoint_names_the_cause_and_the_fix():
 
 
 def test_llama_server_timings_are_read_with_speculative_stats():
-    from inference.endpoint import _timings
+    from inference.backends.endpoint import _timings
 
     # the final-chunk `timings` of a real llama-server reply (draft keys appear only when drafting happened)
     server = {
@@ -120,7 +120,7 @@ def test_llama_server_timings_are_read_with_speculative_stats():
 
 
 def test_a_streamed_chat_reply_cut_by_on_text_ends_there(server):
-    from inference.backend import CUT
+    from inference.backends.backend import CUT
 
     pieces: list[str] = []
     backend = EndpointBackend(server)

@@ -9,10 +9,10 @@ import httpx
 import psutil
 import pytest
 
-from inference.capabilities import default_capabilities
-from inference.engine import BuildOptions, EngineBuildError, rpc_target
+from inference.engines.capabilities import default_capabilities
+from inference.engines.engine import BuildOptions, EngineBuildError, rpc_target
 from inference.profiles import BUILTIN_PROFILES, ProfileError, render
-from inference.rpc import LocalRpcWorkers
+from inference.engines.rpc import LocalRpcWorkers
 from inference.server import ManagedServer, build_hint
 
 PATHS = {"qwen2.5-coder-1.5b": Path("/m/qwen.gguf")}

@@ -16,7 +16,7 @@ class PatchError(DflashError):
     """A patch that passed its check failed to apply, or this install has none."""
 
 
-PATCHES_DIR = Path(__file__).parent / "patches"
+PATCHES_DIR = Path(__file__).parents[1] / "patches"
 AMX_PATCH = "amx-tile-config"  # without it, ggml's AMX kernels crash (inference/server.without_broken_amx)
 
 

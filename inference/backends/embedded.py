@@ -14,7 +14,7 @@ from pathlib import Path
 from collections.abc import Generator, Iterator
 from typing import Any, cast
 
-from inference.backend import (
+from inference.backends.backend import (
     CUT,
     BackendError,
     Completion,
@@ -26,7 +26,7 @@ from inference.backend import (
     Timings,
 )
 from inference.hardware import cpu_has_amx
-from inference.token_history import TokenHistory, common_prefix
+from inference.backends.token_history import TokenHistory, common_prefix
 
 
 class EmbeddedBackend:

@@ -12,12 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inference import python_engines
-from inference.capabilities import known_engine
+from inference.engines import python_engines
+from inference.engines.capabilities import known_engine
 from inference.net import free_port
 from inference.profiles import BUILTIN_PROFILES, render
 
-STANDIN = Path(__file__).parent / "data" / "standin_engine.py"
+STANDIN = Path(__file__).parents[1] / "data" / "standin_engine.py"
 TOOLS_REQUEST = {
     "model": "m",
     "messages": [{"role": "user", "content": "list the files"}],

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from inference.engine import list_engines
+from inference.engines.engine import list_engines
 from inference.profiles import BUILTIN_PROFILES
 from inference.server import choose_engine
 

@@ -17,7 +17,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 
-from inference.backend import Timings
+from inference.backends.backend import Timings
 
 Engine = Literal["llama-server", "vllm", "sglang"]
 PREFIXES: dict[str, Engine] = {"llamacpp:": "llama-server", "vllm:": "vllm", "sglang:": "sglang"}

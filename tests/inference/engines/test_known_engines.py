@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.capabilities import KNOWN_ENGINES, known_engine
+from inference.engines.capabilities import KNOWN_ENGINES, known_engine
 from inference.profiles import BUILTIN_PROFILES, ProfileError, render
 
 LLAMA_PROFILES = [p for p in BUILTIN_PROFILES.values() if p.engine == "llama-server"]
@@ -63,7 +63,7 @@ def test_the_h100_profile_holds_128k_context():
     assert args[args.index("--ctx-size") + 1] == "131072"
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_version_advice_links_each_issue_it_cites_and_sends_no_one_to_v03():

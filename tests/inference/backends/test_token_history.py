@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from inference.token_history import MAX_TRIMMED, TokenHistory
+from inference.backends.token_history import MAX_TRIMMED, TokenHistory
 
 
 class Toy:

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inference import python_engines as pe
+from inference.engines import python_engines as pe
 from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles
 from inference.server import ServerError, redacted
 

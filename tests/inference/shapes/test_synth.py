@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from inference.memplan import model_facts
 from inference.models import CATALOG
-from inference.shape import ModelShape
-from inference.synth import read_header, write_synthetic
+from inference.shapes.shape import ModelShape
+from inference.shapes.synth import read_header, write_synthetic
 
 
 def test_the_synthetic_qwen_header_is_the_real_ones(qwen_path, tmp_path):
