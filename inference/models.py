@@ -87,6 +87,7 @@ QWEN_1_5B = ModelSpec(
         kv_heads=[2] * 28,
         key_length=[128] * 28,
         value_length=[128] * 28,
+        feed_forward=8960,
         context_length=32768,  # qwen2.context_length of the GGUF
     ),
     header=partial(headers.qwen2_header, size_label="1.5B", layers=28, embd=1536, ff=8960, heads=12, kv_heads=2),
@@ -118,6 +119,7 @@ QWEN_0_5B = ModelSpec(
         kv_heads=[2] * 24,
         key_length=[64] * 24,
         value_length=[64] * 24,
+        feed_forward=4864,
     ),
     # tied embeddings (Qwen2.5-0.5B's config); not checked against the published file, which is not cached here
     header=partial(

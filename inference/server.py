@@ -21,7 +21,8 @@ from inference.engines.engine_patches import AMX_PATCH
 from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import chosen_gpus, cpu_has_amx
-from inference.memplan import MemoryPlan, model_facts, plan_profile
+from inference.plans.terms import MemoryPlan, model_facts
+from inference.memplan import plan_profile
 from inference.models import get_model
 from inference.net import free_port
 from inference.paths import state_dir

@@ -140,7 +140,9 @@ def _print_plan(
     import shlex
 
     from inference.fetch import cached_model, model_path
-    from inference.memplan import largest_contexts, parse_size, plan_profile
+    from inference.plans.llama_server import largest_contexts
+    from inference.plans.terms import parse_size
+    from inference.memplan import plan_profile
     from inference.models import get_model
     from inference.net import free_port
     from inference.profiles import render
@@ -175,8 +177,8 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
     memory plan per GPU; exits 1 when the plan does not fit (or cannot be known)."""
     import shlex
 
-    from inference.memplan import parse_size
-    from inference.memplan import largest_python_contexts, plan_python_engine
+    from inference.plans.terms import parse_size
+    from inference.plans.vllm_sglang import largest_python_contexts, plan_python_engine
     from inference.engines.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
 
     if not with_plan:

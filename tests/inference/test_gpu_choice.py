@@ -48,7 +48,7 @@ def test_a_profile_pins_its_gpus_and_the_users_setting_wins(three_gpus, tmp_path
 
 
 def test_the_plan_counts_the_pinned_gpus_memory(three_gpus, tmp_path):
-    from inference.memplan import device_memory
+    from inference.plans.terms import device_memory
 
     assert device_memory("gpu", None, [0, 2]) == (22 * GIB, "free memory of GPU(s) 0, 2")
     assert device_memory("gpu")[0] == 23 * GIB

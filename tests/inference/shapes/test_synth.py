@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inference.memplan import model_facts
+from inference.plans.terms import model_facts
 from inference.models import CATALOG
 from inference.shapes.shape import ModelShape
 from inference.shapes.synth import read_header, write_synthetic

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inference.memplan import MemoryPlan, PlanTerm
+from inference.plans.terms import MemoryPlan, PlanTerm
 from inference.profiles import get_profile
 from inference.shapes.synthrun import compare, parse_allocations, run_synthetic
 
