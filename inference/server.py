@@ -5,19 +5,17 @@ the cause read from the log, a clean stop."""
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
-from pydantic import BaseModel
 
 from inference.engines.engine import Capabilities, Engine
 from inference.engines.engine_patches import AMX_PATCH
+from inference.background import ServerState, started_at, state_file, stop_process_group
 from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import chosen_gpus, cpu_has_amx
@@ -26,7 +24,8 @@ from inference.memplan import plan_profile
 from inference.models import get_model
 from inference.net import free_port
 from inference.paths import state_dir
-from inference.profiles import Profile, ProfileError, render
+from inference.profiles import Profile, ProfileError
+from inference.render import render
 from inference.engines.rpc import LocalRpcWorkers
 
 GATED = "the model is gated: accept its terms on huggingface.co, then `hf auth login` or export HF_TOKEN"
@@ -67,22 +66,6 @@ KNOWN_FAILURES = [
 
 class ServerError(DflashError, RuntimeError):
     """The server failed to start or died; the message names the cause and where its log is."""
-
-
-class ServerState(BaseModel):
-    """What `agent serve --status/--stop` need to find a background server again."""
-
-    pid: int
-    url: str
-    profile: str
-    log: str
-    workers: list[int] = []  # local RPC workers' process ids, stopped with the server
-    # each process's start time (psutil), so a PID the system has since given to another process is never killed
-    started: dict[int, float] = {}
-
-
-def state_file() -> Path:
-    return state_dir() / "server.json"
 
 
 def is_loopback(host: str) -> bool:
@@ -316,23 +299,6 @@ def redacted(argv: list[str]) -> list[str]:
     return [("***" if before == "--api-key" else a) for before, a in zip(["", *argv], argv)]
 
 
-def stop_process_group(pid: int, grace: float = 10.0, child: subprocess.Popen | None = None) -> None:
-    """SIGTERM, then SIGKILL after `grace` seconds. With `child` (the group's leader, our own child process), its
-    exit ends the wait (an exited child stays in the group as a zombie until it is reaped) and what is left of
-    the group is killed."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if child is not None and child.poll() is not None:
-                break
-            os.killpg(pid, 0)
-            time.sleep(0.2)
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def choose_engine(profile: Profile, key: str | None = None) -> Engine:
     """The engine named by `key`, else the newest cached build for the profile's device whose dialect renders it."""
     from inference.engines.engine import list_engines
@@ -447,58 +413,3 @@ def fit_together(profiles: list[Profile]) -> bool:
     """Whether all these profiles' servers can be up at once (on the device the first one uses); no download."""
     plans = [plan_profile(p) for p in profiles]
     return plans[0].available is not None and sum(p.total for p in plans) <= plans[0].available
-
-
-def read_state() -> ServerState | None:
-    try:
-        return ServerState.model_validate_json(state_file().read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def started_at(pid: int) -> float | None:
-    """When process `pid` started (None: no such process, or not ours to see)."""
-    import psutil
-
-    try:
-        return psutil.Process(pid).create_time()
-    except (psutil.Error, ValueError, OverflowError):
-        return None
-
-
-def is_recorded_process(state: ServerState, pid: int) -> bool:
-    """Whether `pid` is still the process the state file recorded: alive, started when it was recorded, and
-    leading its own process group (ours are started so, and the group is what is stopped). A state file from
-    before start times were recorded, a reused PID or a hand-edited file (`pid: 1`) name no process of ours."""
-    recorded, now = state.started.get(pid), started_at(pid) if pid > 1 else None
-    if recorded is None or now is None or abs(now - recorded) > 0.5:
-        return False
-    try:
-        return os.getpgid(pid) == pid
-    except OSError:
-        return False
-
-
-def background_status() -> tuple[ServerState | None, bool]:
-    """The recorded background server and whether its process is still alive (and still that process)."""
-    state = read_state()
-    if state is None:
-        return None, False
-    return state, is_recorded_process(state, state.pid)
-
-
-def stop_background() -> ServerState | None:
-    """Stop the recorded server and its workers, each only if it is still the process recorded; the state
-    file is removed. Returns the state when the server was stopped, None when there was none to stop."""
-    state, alive = background_status()
-    if state and alive:
-        stop_process_group(state.pid)
-    for worker in state.workers if state else []:
-        if is_recorded_process(state, worker):  # type: ignore[arg-type]  # state is set when there are workers
-            stop_process_group(worker, grace=5.0)
-    state_file().unlink(missing_ok=True)
-    return state if alive else None
-
-
-def dump_state(state: ServerState) -> str:
-    return json.dumps(state.model_dump(), indent=2)

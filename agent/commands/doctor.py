@@ -15,7 +15,8 @@ def doctor() -> None:
     from inference.hardware import Hardware
     from inference.memplan import plan_profile
     from inference.models import CATALOG, get_model
-    from inference.profiles import ProfileError, render
+    from inference.profiles import ProfileError
+    from inference.render import render
     from inference.server import build_hint, planned_engine
 
     hw = Hardware.detect()

@@ -65,12 +65,14 @@ def serve(
     from inference import server as srv
 
     if status or stop:
-        state, alive = srv.background_status()
+        from inference import background as recorded
+
+        state, alive = recorded.background_status()
         if stop:
-            stopped = srv.stop_background()
+            stopped = recorded.stop_background()
             typer.echo(f"stopped {stopped.url} ({stopped.profile})" if stopped else "no background server")
         elif state:
-            typer.echo(srv.dump_state(state) + f"\nalive: {alive}")
+            typer.echo(recorded.dump_state(state) + f"\nalive: {alive}")
         else:
             typer.echo("no background server")
         return
@@ -145,7 +147,7 @@ def _print_plan(
     from inference.memplan import plan_profile
     from inference.models import get_model
     from inference.net import free_port
-    from inference.profiles import render
+    from inference.render import render
     from inference import server as srv
 
     caps, binary, described = srv.planned_engine(chosen, engine_key)

@@ -10,7 +10,8 @@ import pytest
 from inference import hardware
 from inference.engines.capabilities import known_engine
 from inference.hardware import Gpu, chosen_gpus
-from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles, render
+from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles
+from inference.render import render
 from inference.server import with_gpus
 
 GIB = 1024**3

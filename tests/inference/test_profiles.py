@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from inference.engines.engine import Capabilities, parse_help
-from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles, render
+from inference.profiles import BUILTIN_PROFILES, ProfileError, load_profiles
+from inference.render import render
 
 GUIDE_BASELINE = (
     "-m gemma-4-31B-it-Q4_K_S.gguf --host 0.0.0.0 --port 8910 -np 1 -ngl all -b 2048 -ub 512 --ctx-size 32768 "

@@ -15,7 +15,8 @@ from agent.workflows.runs import new_project
 from inference.backends.backend import BackendError, Message, Sampling
 from inference.backends.endpoint import EndpointBackend
 from inference.profiles import BUILTIN_PROFILES, ProfileError
-from inference.server import ManagedServer, ServerError, background_status, stop_background
+from inference.background import background_status, stop_background
+from inference.server import ManagedServer, ServerError
 
 pytestmark = pytest.mark.model
 
@@ -240,7 +241,7 @@ def test_serve_stop_kills_only_the_process_its_state_file_recorded(tmp_path, mon
     from typer.testing import CliRunner
 
     from agent.cli import app
-    from inference.server import state_file
+    from inference.background import state_file
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     state_file().parent.mkdir(parents=True)

@@ -339,7 +339,8 @@ def test_the_real_beellama_v020_help_renders_the_seed_command_token_for_token():
     from pathlib import Path
 
     from inference.engines.capabilities import default_capabilities
-    from inference.profiles import BUILTIN_PROFILES, render
+    from inference.profiles import BUILTIN_PROFILES
+    from inference.render import render
 
     caps = default_capabilities()
     assert caps.dflash_dialect == "beellama" and BEELLAMA_TAG == "v0.2.0"

@@ -15,7 +15,8 @@ import pytest
 from inference.engines import python_engines
 from inference.engines.capabilities import known_engine
 from inference.net import free_port
-from inference.profiles import BUILTIN_PROFILES, render
+from inference.profiles import BUILTIN_PROFILES
+from inference.render import render
 
 STANDIN = Path(__file__).parents[1] / "data" / "standin_engine.py"
 TOOLS_REQUEST = {

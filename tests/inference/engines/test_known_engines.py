@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from inference.engines.capabilities import KNOWN_ENGINES, known_engine
-from inference.profiles import BUILTIN_PROFILES, ProfileError, render
+from inference.profiles import BUILTIN_PROFILES, ProfileError
+from inference.render import render
 
 LLAMA_PROFILES = [p for p in BUILTIN_PROFILES.values() if p.engine == "llama-server"]
 
