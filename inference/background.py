@@ -2,13 +2,16 @@
 the recorded process is still that process, and stopping it and its workers, never a PID reused since."""
 
 from __future__ import annotations
+
 import json
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
 from pydantic import BaseModel
+
 from inference.paths import state_dir
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 

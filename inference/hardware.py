@@ -30,7 +30,7 @@ class Hardware(BaseModel):
     nvcc: str | None
 
     @classmethod
-    def detect(cls) -> "Hardware":
+    def detect(cls) -> Hardware:
         memory = psutil.virtual_memory()
         return cls(
             cores=os.cpu_count() or 1,

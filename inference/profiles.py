@@ -95,7 +95,7 @@ class Profile(BaseModel):
         return [self.target] + ([self.draft] if self.draft else [])
 
     @model_validator(mode="after")
-    def _fits_its_engine(self) -> "Profile":
+    def _fits_its_engine(self) -> Profile:
         """A setting the profile's engine does not take is an error, not silently dropped."""
         if self.engine == "llama-server":
             fields = type(self).model_fields

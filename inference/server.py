@@ -13,20 +13,20 @@ from pathlib import Path
 
 import httpx
 
+from inference.background import ServerState, started_at, state_file, stop_process_group
 from inference.engines.engine import Capabilities, Engine
 from inference.engines.engine_patches import AMX_PATCH
-from inference.background import ServerState, started_at, state_file, stop_process_group
+from inference.engines.rpc import LocalRpcWorkers
 from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import chosen_gpus, cpu_has_amx
-from inference.plans.terms import MemoryPlan, model_facts
 from inference.memplan import plan_profile
 from inference.models import get_model
 from inference.net import free_port
 from inference.paths import state_dir
+from inference.plans.terms import MemoryPlan, model_facts
 from inference.profiles import Profile, ProfileError
 from inference.render import render
-from inference.engines.rpc import LocalRpcWorkers
 
 GATED = "the model is gated: accept its terms on huggingface.co, then `hf auth login` or export HF_TOKEN"
 KNOWN_FAILURES = [
@@ -129,7 +129,7 @@ class ManagedProcess:
         """Helper processes stopped with the server (a background server's state records them)."""
         return []
 
-    def start(self, timeout: float | None = None, detach: bool = False) -> "ManagedProcess":
+    def start(self, timeout: float | None = None, detach: bool = False) -> ManagedProcess:
         try:
             argv = self.prepare()
         except BaseException:
@@ -197,7 +197,7 @@ class ManagedProcess:
         stop_process_group(self.process.pid, grace, self.process)
         self.process.wait()
 
-    def __enter__(self) -> "ManagedProcess":
+    def __enter__(self) -> ManagedProcess:
         return self if self.alive() else self.start()
 
     def __exit__(self, *exc) -> None:

@@ -50,7 +50,7 @@ def degenerate(text: str) -> str | None:
     if not stripped:
         return "empty text"
     for size in range(1, 5):
-        for match in re.finditer(r"(.{%d})\1{15,}" % size, stripped, re.DOTALL):
+        for match in re.finditer(r"(.{" + str(size) + r"})\1{15,}", stripped, re.DOTALL):
             unit = match.group(1)
             if unit.isspace():
                 continue

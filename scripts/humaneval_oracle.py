@@ -16,12 +16,12 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from agent.settings.config import Config
+from agent.core.session import runs_dir
 from agent.evals.humaneval import load_humaneval
 from agent.evals.runner import check
+from agent.settings.config import Config
 from agent.strategies.missing_imports import add_missing_imports
 from agent.strategies.one_shot import code_in
-from agent.core.session import runs_dir
 
 TASK_IN_NAME = re.compile(r"(HumanEval-\d+)-s\d+")
 

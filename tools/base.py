@@ -15,7 +15,6 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-
 from inference.errors import DflashError
 from tools.sandbox import SandboxPolicy, commands_sandboxed
 from tools.secrets import redact_secrets
@@ -27,7 +26,7 @@ class ToolResult(BaseModel):
     files: list[str] = []  # the workspace files the call wrote (what a display shows the diff of)
 
     @classmethod
-    def error(cls, message: str) -> "ToolResult":
+    def error(cls, message: str) -> ToolResult:
         return cls(output=message, is_error=True)
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import regex
-
 from pydantic import BaseModel, Field, field_validator
 
 from tools.base import Tool, ToolContext, ToolError, ToolResult

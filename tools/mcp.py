@@ -10,7 +10,8 @@ import base64
 import json
 import re
 import warnings
-from typing import Annotated, Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any
 
 from mcp.types import (
     AudioContent,

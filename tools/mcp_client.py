@@ -91,7 +91,7 @@ class MCPHub:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-hub", daemon=True)
 
-    def __enter__(self) -> "MCPHub":
+    def __enter__(self) -> MCPHub:
         self.start()
         return self
 

@@ -17,8 +17,9 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import IO, Any, AsyncIterator
+from typing import IO, Any
 
 import anyio
 import anyio.abc

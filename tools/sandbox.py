@@ -24,13 +24,14 @@ import signal
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tools.hidden import agent_folders, home_sockets, hidden_paths, socket_places, under
+from tools.hidden import agent_folders, hidden_paths, home_sockets, socket_places, under
 from tools.limits import memory_group, nothing, process_limiter
 
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]

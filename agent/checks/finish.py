@@ -8,10 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.checks import named
-from agent.checks import project
-from agent.strategies import examples, given_code
-from agent.settings.config import Config
+from agent.checks import named, project
 from agent.checks.test_runs import TestCount, describe, read_count
 from agent.core.texts import (
     CHECK_FAILS,
@@ -23,6 +20,8 @@ from agent.core.texts import (
     STILL_STUBS,
     TIMED_OUT,
 )
+from agent.settings.config import Config
+from agent.strategies import examples, given_code
 from tools.shell import run_command
 
 CHECK_OUTPUT = 64_000  # a check's output kept to count its tests (cargo and go print a line per binary or package)

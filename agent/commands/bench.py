@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -17,7 +16,7 @@ def bench(
         "--profiles",
         help="Comma-separated profiles; the first is the baseline.",
     ),
-    endpoints: Optional[list[str]] = typer.Option(
+    endpoints: list[str] | None = typer.Option(
         None, "--endpoint", help="NAME=URL of a running server (repeatable; used instead of --profiles)."
     ),
     workloads: str = typer.Option(
@@ -32,7 +31,7 @@ def bench(
     temperature: float = typer.Option(0.0, "--temperature", help="0 also checks that outputs match the baseline."),
     max_tokens: int = typer.Option(1200, "--max-tokens", help="Tokens per reply (the guide used 1200)."),
     out: Path = typer.Option(Path("bench-results"), "--out", help="Folder for bench.json, bench.md and bench.png."),
-    together: Optional[bool] = typer.Option(
+    together: bool | None = typer.Option(
         None,
         "--together/--one-at-a-time",
         help="Keep every profile's server up and alternate requests (default: "
@@ -42,11 +41,11 @@ def bench(
     """Baseline vs speculative decoding, side by side: tok/s, speedup, acceptance, TTFT, cache reuse, chart."""
     from agent.evals.bench_workloads import agent_workloads
     from agent.settings.config import user_profiles
-    from inference.bench import Target, run_bench, seed_workloads
     from inference.backends.endpoint import EndpointBackend
+    from inference.bench import Target, run_bench, seed_workloads
+    from inference.engines.python_engines import managed
     from inference.hardware import Hardware
     from inference.profiles import get_profile
-    from inference.engines.python_engines import managed
     from inference.server import fit_together
 
     chosen = set(workloads.split(","))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -27,7 +27,7 @@ def chat(
         bool, typer.Option("--continue", "-c", help="Continue the latest chat in this repository.")
     ] = False,
     resume: Annotated[
-        Optional[str], typer.Option("--resume", help="Continue the session with this id (`agent sessions list`).")
+        str | None, typer.Option("--resume", help="Continue the session with this id (`agent sessions list`).")
     ] = None,
     model: Model = None,
     endpoint: Endpoint = None,
@@ -45,13 +45,13 @@ def chat(
 
     from rich.console import Console
 
+    from agent.core.session import find_session, list_sessions
+    from agent.settings.config import load_config
     from agent.ui.chat import open_chat
     from agent.ui.chat_display import ChatDisplay
     from agent.ui.chat_repl import repl
-    from agent.ui.trust_prompt import ask_trust_on_terminal
-    from agent.settings.config import load_config
     from agent.ui.display import print_git
-    from agent.core.session import find_session, list_sessions
+    from agent.ui.trust_prompt import ask_trust_on_terminal
 
     if cont and resume:
         fail("--continue and --resume both choose a session; give one of them")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Literal, NoReturn, Optional
+from typing import Annotated, Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -23,31 +24,31 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 Model = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--model", "-m", help="Catalog model for the embedded backend (see `agent models list`)."),
 ]
 Endpoint = Annotated[
-    Optional[str], typer.Option("--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")
+    str | None, typer.Option("--endpoint", help="Use a running OpenAI-compatible server at this base URL instead.")
 ]
 Profile = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--profile", help="Start llama-server with this profile for the run (see `agent serve --list`)."),
 ]
 CtxSize = Annotated[
-    Optional[int],
+    int | None,
     typer.Option("--ctx-size", help="With --profile: the server's context in tokens, instead of the profile's."),
 ]
 CacheType = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--cache-type",
         help="With --profile: the server's KV cache type for K and V (e.g. q8_0, q4_0; vLLM/SGLang: fp8), "
         "instead of the profile's.",
     ),
 ]
-MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", help="Stop after this many model turns.")]
+MaxSteps = Annotated[int | None, typer.Option("--max-steps", help="Stop after this many model turns.")]
 Approval = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--approval",
         help="Tool-call approval: auto (default), ask (prompt on the terminal) or never-ask (allow rules only).",
@@ -57,7 +58,7 @@ Approval = Annotated[
 # the CLI lists and checks them without importing the config and pydantic.
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 Sandbox = Annotated[
-    Optional[SandboxMode],
+    SandboxMode | None,
     typer.Option(
         "--sandbox",
         help=(
@@ -70,7 +71,7 @@ Sandbox = Annotated[
 # the same reason as SandboxMode.
 PresetName = Literal["humaneval"]
 Preset = Annotated[
-    Optional[PresetName],
+    PresetName | None,
     typer.Option(
         "--preset",
         help="A benchmark's settings beneath yours (humaneval: up to 12 whole-file answers for a named stub, prose "
@@ -79,7 +80,7 @@ Preset = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress stays on stderr).")]
 OutputFormat = Annotated[
-    Optional[Literal["text", "json", "stream-json"]],
+    Literal["text", "json", "stream-json"] | None,
     typer.Option(
         "--output-format",
         show_default=False,
@@ -97,9 +98,9 @@ def run_workflow(fn: Callable[..., Any], target: Path, text: str, flags: dict[st
     import json
     import sys
 
-    from agent.ui.trust_prompt import ask_trust_on_terminal
     from agent.settings.config import load_config
     from agent.ui.headless import StreamEvents, emit, session_of
+    from agent.ui.trust_prompt import ask_trust_on_terminal
 
     if output == "stream-json":
         emit(sys.stdout, "start", workspace=str(target), task=text)
@@ -146,9 +147,9 @@ def final_on_failure(output: str) -> Iterator[None]:
     traceback goes to stderr and the exit status is non-zero as for any other command."""
     from click.exceptions import Abort, ClickException, Exit
 
-    from inference.errors import DflashError
     from agent.ui.headless import session_of
     from agent.workflows.runs import RunInterrupted
+    from inference.errors import DflashError
 
     try:
         yield

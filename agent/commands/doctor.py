@@ -68,9 +68,9 @@ def doctor() -> None:
 
 def _python_engine(console, profile) -> None:
     """A vLLM / SGLang profile: whether the engine is installed and whether its plan fits this machine's GPUs."""
-    from inference.profiles import ProfileError
-    from inference.plans.vllm_sglang import plan_python_engine as plan
     from inference.engines.python_engines import install_command, launcher
+    from inference.plans.vllm_sglang import plan_python_engine as plan
+    from inference.profiles import ProfileError
 
     try:
         memory = plan(profile)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 app = typer.Typer(
@@ -19,22 +17,22 @@ def engine_build(
         "-s",
         help="beellama (pinned tag), upstream, pypi-sdist[==VERSION], a git URL, or a local folder.",
     ),
-    ref: Optional[str] = typer.Option(
+    ref: str | None = typer.Option(
         None,
         "--ref",
         help="Git tag, branch or commit (git sources). BeeLlama tags known to work: v0.2.0 (the default; fork "
         "DFlash) and v0.4.4 (upstream draft-dflash with a converted drafter, and MTP); not v0.3.x, which has "
         "the 4090 DFlash failure (docs/beellama-versions.md).",
     ),
-    backend: Optional[str] = typer.Option(
+    backend: str | None = typer.Option(
         None,
         "--backend",
         help="cpu, cuda or metal (default: cuda when an NVIDIA GPU is present, and then the CUDA toolkit must be found; cpu builds for the CPU on purpose).",
     ),
-    cuda_arch: Optional[str] = typer.Option(
+    cuda_arch: str | None = typer.Option(
         None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi)."
     ),
-    jobs: Optional[int] = typer.Option(
+    jobs: int | None = typer.Option(
         None,
         "--jobs",
         "-j",
@@ -74,7 +72,7 @@ def engine_add(
         help="A llama-server you built (the binary, or its folder) or a container image that runs one "
         "(e.g. ghcr.io/anbeeld/beellama.cpp:server-cuda-v0.4.4).",
     ),
-    backend: Optional[str] = typer.Option(
+    backend: str | None = typer.Option(
         None, "--backend", help="cpu, cuda or metal (default: from its --list-devices; images: cuda)."
     ),
 ) -> None:

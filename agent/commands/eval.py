@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -35,8 +35,8 @@ def suites_cmd() -> None:
 def run_cmd(
     suite: str = typer.Argument(..., help="humaneval, humaneval-40, or a folder of task folders."),
     seeds: str = typer.Option("1", "--seeds", help="Comma-separated seeds; each task runs once per seed."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N tasks of the suite.", min=1),
-    only: Optional[str] = typer.Option(
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N tasks of the suite.", min=1),
+    only: str | None = typer.Option(
         None,
         "--tasks",
         help="Only these tasks (comma-separated ids, e.g. HumanEval-100,HumanEval-108), before --limit.",
@@ -47,13 +47,13 @@ def run_cmd(
         help="agent (the real workflows), single-reply (the model "
         "answering once, no tools: the reference row) or command (another agent: --agent-command).",
     ),
-    agent_command: Optional[str] = typer.Option(
+    agent_command: str | None = typer.Option(
         None,
         "--agent-command",
         help="With --mode command: the peer agent's "
         "command, run in each task's folder under the sandbox (docs/eval.md).",
     ),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None, "--out", help="Results folder (default eval-results/SUITE-MODE); an existing one is resumed."
     ),
     model: Model = None,
@@ -64,9 +64,9 @@ def run_cmd(
     """Run each task at each seed through `new-project` (no repo) or `run` (with one), then its hidden check;
     results.jsonl grows as it goes (Ctrl-C, then the same command, resumes), then report.md, summary.json and
     chart.png (also on Ctrl-C, of the tasks done so far)."""
-    from agent.settings.config import load_config
     from agent.evals.report import write_report
     from agent.evals.runner import EvalSettings, read_records, run_suite
+    from agent.settings.config import load_config
     from agent.workflows.runtime import backend_session
 
     if mode not in ("agent", "single-reply", "command"):
@@ -136,7 +136,7 @@ def run_cmd(
 @app.command("compare")
 def compare_cmd(
     folders: list[Path] = typer.Argument(..., help="Results folders of `agent eval run`."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write compare.md and compare.png here."),
+    out: Path | None = typer.Option(None, "--out", help="Also write compare.md and compare.png here."),
 ) -> None:
     """Several results side by side: pass rate, steps, tok/s, cache reuse, drafting, wall time per solved task."""
     from agent.evals.report import chart, label_of, summarize, totals_table

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -11,7 +10,7 @@ from agent.commands.common import fail
 
 
 def init(
-    directory: Optional[Path] = typer.Argument(None, help="Repository root (default: the current folder)."),
+    directory: Path | None = typer.Argument(None, help="Repository root (default: the current folder)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing AGENTS.md."),
 ) -> None:
     """Write a first AGENTS.md (layout, languages, test command, conventions) for the agent to follow."""

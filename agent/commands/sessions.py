@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,7 +11,7 @@ app = typer.Typer(help="List the sessions (chat, run, new-project) to resume or 
 
 @app.command("list")
 def sessions_list(
-    repo: Optional[Path] = typer.Option(None, "--repo", "-r", help="Only the sessions that worked in this folder."),
+    repo: Path | None = typer.Option(None, "--repo", "-r", help="Only the sessions that worked in this folder."),
     limit: int = typer.Option(20, "--limit", "-n", min=1, help="Show at most this many."),
 ) -> None:
     """Show sessions: when, kind, how it ended, where, the task and the id. Resume one with `agent run --resume ID`
@@ -22,8 +21,8 @@ def sessions_list(
     from rich.console import Console
     from rich.table import Table
 
-    from agent.ui.plain import plain
     from agent.core.session import list_sessions, runs_dir
+    from agent.ui.plain import plain
 
     found = list_sessions(repo.expanduser() if repo else None)
     if not found:

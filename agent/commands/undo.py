@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,9 +11,7 @@ from agent.commands.common import err
 
 def undo(
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The git repository."),
-    branch: Optional[str] = typer.Option(
-        None, "--branch", "-b", help="The agent branch (default: the checked-out one)."
-    ),
+    branch: str | None = typer.Option(None, "--branch", "-b", help="The agent branch (default: the checked-out one)."),
 ) -> None:
     """Take back the latest agent checkpoint: the branch returns to the exact contents before it."""
     from rich.text import Text

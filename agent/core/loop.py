@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from agent.core.texts import NO_CALL_NUDGE, REPEAT_HELP
+from agent.core.context import trim_observations
 from agent.core.prompt import system_prompt, task_message
 from agent.core.session import Transcript
+from agent.core.texts import NO_CALL_NUDGE, REPEAT_HELP
 from agent.core.toolcalls import ParsedCall, TextProtocol
-from agent.core.context import trim_observations
 from inference.backends.backend import (
     CUT,
     BackendError,

@@ -15,7 +15,8 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from agent.core.loop import FinishTool
 from agent.core.prompt import system_prompt, task_message
-from agent.workflows.runtime import default_tools
 from agent.core.toolcalls import NativeProtocol, TextProtocol
+from agent.workflows.runtime import default_tools
 from inference.backends.backend import Message
 from inference.bench import EDIT_SOURCE, Workload
 from tools.base import Toolbox

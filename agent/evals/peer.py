@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 from agent.checks import project
+from agent.core.errors import UserError
+from agent.core.loop import RunResult, RunStats
+from agent.evals.tasks import EvalTask
 from agent.git import repo as gitrepo
 from agent.settings.config import Config
-from agent.core.errors import UserError
-from agent.evals.tasks import EvalTask
-from agent.core.loop import RunResult, RunStats
 from agent.workflows.runs import WorkflowResult
 from tools.shell import run_command
 

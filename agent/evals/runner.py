@@ -8,17 +8,18 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from agent.checks import project
-from agent.git import repo as gitrepo
-from agent.settings.config import Config
 from agent.checks.finish import run_project_tests
 from agent.evals import metrics
 from agent.evals.tasks import EvalTask
+from agent.git import repo as gitrepo
+from agent.settings.config import Config
 from agent.workflows.runs import WorkflowResult, new_project, run_task
 from inference.backends.backend import BackendError, ChatBackend
 from inference.errors import DflashError

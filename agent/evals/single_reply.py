@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.core.errors import UserError
+from agent.core.loop import RunResult, RunStats
+from agent.evals.tasks import EvalTask
 from agent.git import repo as gitrepo
 from agent.settings.config import Config
-from agent.evals.tasks import EvalTask
-from agent.core.loop import RunResult, RunStats
 from agent.strategies.one_shot import CODE_BLOCK
 from agent.workflows.runs import WorkflowResult
 from inference.backends.backend import ChatBackend, Message, Sampling
-from agent.core.errors import UserError
 
 SYSTEM = "You are an expert programmer. Answer with the complete file in one fenced code block."
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import git
 from pydantic import BaseModel
 
-from agent.git import repo as gitrepo
-from agent.settings.config import Config
 from agent.core.loop import AgentEvents
 from agent.core.toolcalls import ParsedCall
+from agent.git import repo as gitrepo
+from agent.settings.config import Config
 from inference.backends.backend import Completion
 from tools.base import ToolResult
 

@@ -5,10 +5,9 @@ run and stopped after it. Failures are reported and the run goes on."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
-
 
 from agent.settings.config import Config, user_config_path
 from agent.ui.plain import visible

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from agent.core.loop import RunResult, RunStats
-from agent.strategies.base import Run, Strategy, Then, add_stats
 from agent.core.texts import RETRY_CHECK_FAILED, RETRY_NOTE, RETRY_UNFINISHED
+from agent.strategies.base import Run, Strategy, Then, add_stats
 from tools.workspace import iter_files, relative
 
 OUTPUT_LINES = 6  # of the failing check's output, in the note

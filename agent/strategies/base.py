@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.settings.config import Config
 from agent.core.loop import Agent, RunResult, RunStats
 from agent.core.session import Transcript
+from agent.settings.config import Config
 from inference.backends.backend import ChatBackend, Message
 
 

@@ -18,9 +18,9 @@ import time
 
 from agent.core.loop import RunResult, RunStats
 from agent.core.prompt import task_message
+from agent.core.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from agent.strategies.base import Gate, Run, Strategy, Then, add_stats, named
 from agent.strategies.given_code import top_level_names
-from agent.core.texts import ONE_SHOT_NOTE, ONE_SHOT_REQUEST, ONE_SHOT_SYSTEM
 from inference.backends.backend import CUT, Completion, Message, Sampling
 from tools.workspace import iter_files, relative
 

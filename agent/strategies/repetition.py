@@ -8,7 +8,7 @@ closing the call). At ~10 tok/s a 2,048-token loop costs the user minutes for no
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from agent.core.loop import RunResult
 from agent.strategies.base import Run, Strategy, Then

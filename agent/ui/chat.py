@@ -4,26 +4,26 @@ slash commands do (/undo, /diff, /clear, /compact, /cost ...). The terminal side
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
-from agent.git import checkpoints
-from agent.git import repo as gitrepo
-from agent.core.texts import COMPACT_REQUEST, COMPACTED, UNDONE
-from agent.ui.approval_prompt import TerminalApproval
-from agent.ui.chat_display import ChatDisplay
-from agent.git.checkpoints import CheckpointEvents, GitReport, GitRun
-from agent.settings.config import Config
+from agent.checks.finish import FinishGate
 from agent.core.errors import UserError
 from agent.core.loop import Agent, AgentEvents, RunResult, RunStats
-from agent.settings.mcp_setup import mcp_session
-from agent.workflows.runtime import backend_session, build_agent, check_backend
 from agent.core.session import Transcript, new_transcript_path, read_transcript
+from agent.core.texts import COMPACT_REQUEST, COMPACTED, UNDONE
 from agent.core.toolcalls import ParsedCall
-from agent.checks.finish import FinishGate
+from agent.git import checkpoints
+from agent.git import repo as gitrepo
+from agent.git.checkpoints import CheckpointEvents, GitReport, GitRun
+from agent.settings.config import Config
+from agent.settings.mcp_setup import mcp_session
 from agent.strategies.first_look import files_to_show
 from agent.strategies.repetition import new_guard
+from agent.ui.approval_prompt import TerminalApproval
+from agent.ui.chat_display import ChatDisplay
+from agent.workflows.runtime import backend_session, build_agent, check_backend
 from inference.backends.backend import ChatBackend, Completion, Message, Sampling, Timings
 from tools.approval import Approver
 from tools.base import Tool, ToolResult

@@ -11,10 +11,10 @@ import git
 from rich.console import Console
 from rich.syntax import Syntax
 
+from agent.core.toolcalls import ParsedCall
 from agent.git import repo as gitrepo
 from agent.ui.plain import plain, visible
 from agent.ui.status_line import StatusLine, reading
-from agent.core.toolcalls import ParsedCall
 from inference.backends.backend import Completion
 from tools.base import ToolResult
 

@@ -3,15 +3,15 @@ terminal, plain lines from a pipe) is the caller's choice (agent/commands/chat.p
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.text import Text
 
 from agent.ui.chat import ChatSession
-from inference.errors import DflashError
 from agent.ui.plain import plain, visible
+from inference.errors import DflashError
 
 Read = Callable[[], "str | None"]  # the next input (None: end of input); KeyboardInterrupt: Ctrl-C at the prompt
 STOP = object()

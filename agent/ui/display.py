@@ -11,11 +11,11 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from agent.git.checkpoints import GitReport
 from agent.core.loop import AgentEvents, RunResult
+from agent.core.toolcalls import ParsedCall
+from agent.git.checkpoints import GitReport
 from agent.ui.plain import plain, visible
 from agent.ui.status_line import StatusLine, reading
-from agent.core.toolcalls import ParsedCall
 from agent.workflows.runs import WorkflowResult
 from inference.backends.backend import Completion
 from tools.base import ToolResult

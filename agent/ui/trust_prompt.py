@@ -27,9 +27,8 @@ def ask_trust_on_terminal(
     review: ProjectReview, stdin: IO[str] | None = None, console: Console | None = None
 ) -> bool | None:
     """The question on a terminal; None without one (the caller then ignores the changes and says so)."""
-    from rich.markup import escape
-
     from rich.console import Console
+    from rich.markup import escape
 
     stdin, console = stdin or sys.stdin, console or Console(stderr=True)
     if not stdin.isatty():

@@ -7,9 +7,10 @@ from __future__ import annotations
 import hmac
 import logging
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -20,11 +21,11 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
+from agent.core.toolcalls import ParsedCall
 from agent.git import repo as gitrepo
 from agent.settings.config import ConfigError, load_config
-from agent.core.toolcalls import ParsedCall
-from inference.paths import APP, app_version
 from inference.backends.backend import BackendError, Completion
+from inference.paths import APP, app_version
 from tools.base import ToolResult
 
 log = logging.getLogger("dflash-agent.mcp")

@@ -4,24 +4,25 @@ when the verification passes, and a JSON + Markdown report of what happened in e
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterator, Literal, Protocol
+from typing import Literal, Protocol
 
 import git
 from pydantic import BaseModel
 
+from agent.checks.finish import TestOutcome, run_verification
+from agent.checks.project import test_command
+from agent.core.loop import AgentEvents
+from agent.core.texts import REFACTOR_TASK
 from agent.git import repo as gitrepo
 from agent.git.checkpoints import CheckpointEvents, GitRun
 from agent.settings.config import Config
-from agent.core.loop import AgentEvents
-from agent.checks.project import test_command
-from agent.workflows.runtime import backends
-from agent.core.texts import REFACTOR_TASK
-from agent.checks.finish import TestOutcome, run_verification
 from agent.workflows.runs import run_agent
+from agent.workflows.runtime import backends
 from inference.backends.backend import ChatBackend
 
 
@@ -77,7 +78,7 @@ def refactor(
     a profile, `parallel` repos run at once (a profile's llama-server gets that many slots); the embedded model
     is one in-process model, so its repos run one at a time. `backends`: a factory giving each repo its backend."""
     paths = list(dict.fromkeys(Path(r).expanduser().resolve() for r in repos))
-    started, stamp = time.monotonic(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started, stamp = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
     with _backends(config, max(1, parallel), backends) as (make, slots, label):
         if events and slots < parallel:
             events.on_note(f"{label}: repos run one at a time (use --endpoint or --profile to run {parallel} at once)")

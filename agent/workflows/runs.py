@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable
 
 from pydantic import BaseModel
 
 from agent.checks import project
-from agent.git import repo as gitrepo
-from agent.git.checkpoints import CheckpointEvents, GitReport, GitRun
 from agent.checks.finish import FinishGate, TestOutcome, run_project_tests
-from agent.settings.config import Config
 from agent.core.errors import UserError
 from agent.core.loop import Agent, AgentEvents, RunResult
-from agent.settings.mcp_setup import mcp_session
-from agent.workflows.runtime import backend_session, build_agent, check_backend
 from agent.core.session import Transcript, new_transcript_path, read_transcript
+from agent.core.texts import NEW_PROJECT_TASK
+from agent.git import repo as gitrepo
+from agent.git.checkpoints import CheckpointEvents, GitReport, GitRun
+from agent.settings.config import Config
+from agent.settings.mcp_setup import mcp_session
 from agent.strategies.attempts import FreshAttempts, snapshot_restorer
 from agent.strategies.base import Equipment, Run, Strategy, run_chain, the_loop
 from agent.strategies.examples import ExampleChecks
@@ -27,7 +27,7 @@ from agent.strategies.given_code import GivenCodeChecks
 from agent.strategies.missing_imports import MissingImports
 from agent.strategies.one_shot import OneShots
 from agent.strategies.repetition import RepetitionCut
-from agent.core.texts import NEW_PROJECT_TASK
+from agent.workflows.runtime import backend_session, build_agent, check_backend
 from inference.backends.backend import ChatBackend, Message
 from tools.workspace import iter_files, relative
 

@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import atexit
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
-from agent.ui.approval_prompt import TerminalApproval
-from agent.settings.config import Config, user_profiles
+from agent.checks.project import command_policy
 from agent.core.errors import UserError
 from agent.core.loop import Agent, AgentEvents
 from agent.core.memory import memory_section
-from agent.checks.project import command_policy
 from agent.core.session import Transcript
 from agent.core.toolcalls import PROTOCOLS
+from agent.settings.config import Config, user_profiles
+from agent.ui.approval_prompt import TerminalApproval
 from inference.backends.backend import ChatBackend, Sampling
 from inference.backends.embedded import EmbeddedBackend
 from inference.backends.endpoint import EndpointBackend
+from inference.engines.python_engines import managed
 from inference.fetch import fetch_model
 from inference.models import ModelSpec, get_model
 from inference.profiles import Profile, get_profile, with_overrides
-from inference.engines.python_engines import managed
 from skills.loader import SkillCatalog, discover_skills
 from skills.tool import ActivateSkillTool
 from tools.approval import ApprovalPolicy, Approver

@@ -6,7 +6,8 @@ usage, prompt-cache reuse and speculative-decoding statistics all land in `Timin
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Generator, Iterator
 from typing import Any, cast
 
 from inference.backends.backend import (
@@ -25,8 +25,8 @@ from inference.backends.backend import (
     Sampling,
     Timings,
 )
-from inference.hardware import cpu_has_amx
 from inference.backends.token_history import TokenHistory, common_prefix
+from inference.hardware import cpu_has_amx
 
 
 class EmbeddedBackend:

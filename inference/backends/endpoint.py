@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import openai
 
+from inference.backends import metrics
 from inference.backends.backend import (
     CUT,
     BackendError,
@@ -30,7 +32,6 @@ from inference.backends.backend import (
     Timings,
     ToolCallRequest,
 )
-from inference.backends import metrics
 from inference.backends.token_history import TokenHistory
 
 FINISH_REASONS = {"eos": "stop", "word": "stop", "limit": "length"}

@@ -8,8 +8,7 @@ tokens the model actually generated, and tokenizing only what the next prompt ad
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 # A stop string or an end-of-turn token leaves a few generated tokens the reply text lacks; more than this
 # many means the texts differ for another reason, and the reply is then simply re-tokenized next turn.

@@ -66,7 +66,7 @@ class Inventory:
         return json.dumps([asdict(item) for item in self.items.values()], indent=2)
 
     @classmethod
-    def from_json(cls, text: str) -> "Inventory":
+    def from_json(cls, text: str) -> Inventory:
         inventory = cls()
         for data in json.loads(text):
             inventory.add(Item(**data))

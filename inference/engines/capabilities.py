@@ -69,7 +69,7 @@ class KnownEngine(BaseModel):
     help_file: str  # in dialects/
     build: str  # the command that builds it
 
-    def capabilities(self) -> "Capabilities":
+    def capabilities(self) -> Capabilities:
         return parse_help((DIALECTS / self.help_file).read_text())
 
 

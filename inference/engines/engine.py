@@ -17,9 +17,10 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -74,7 +75,7 @@ class EngineSource(BaseModel):
     ref: str | None = None
 
     @classmethod
-    def parse(cls, spec: str, ref: str | None = None) -> "EngineSource":
+    def parse(cls, spec: str, ref: str | None = None) -> EngineSource:
         """`beellama`, `upstream`, `pypi-sdist[==VERSION]`, a git URL, or a local folder."""
         if spec == "beellama":
             return cls(kind="git", location=BEELLAMA_URL, ref=ref or BEELLAMA_TAG)

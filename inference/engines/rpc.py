@@ -73,7 +73,7 @@ class LocalRpcWorkers:
                 process.wait()
         self.processes, self.endpoints = [], []
 
-    def __enter__(self) -> "LocalRpcWorkers":
+    def __enter__(self) -> LocalRpcWorkers:
         self.start()
         return self
 

@@ -9,22 +9,21 @@ from __future__ import annotations
 
 from typing import Literal
 
-
 from inference.plans.terms import (
     CONTEXT_CAP,
-    KV_PAD,
     DEFAULT_UBATCH,
     DFLASH_CROSS_CTX_DEFAULT,
+    KV_PAD,
     RUNTIME,
-    PlanTerm,
-    ModelFacts,
     MemoryPlan,
-    gb,
-    kv_cache_bytes,
+    ModelFacts,
+    PlanTerm,
     compute_bytes,
     compute_bytes_outputs,
-    model_facts,
     device_memory,
+    gb,
+    kv_cache_bytes,
+    model_facts,
 )
 
 

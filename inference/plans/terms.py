@@ -13,7 +13,6 @@ from pydantic import BaseModel
 
 from inference.shapes.shape import ModelShape
 
-
 # bytes per element of each KV cache type (block formats include their scales)
 CACHE_TYPE_BYTES = {
     "f32": 4.0,

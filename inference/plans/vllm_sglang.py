@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import math
 
-
 from inference.checkpoints import Checkpoint, get_checkpoint
-from inference.shapes.shape import ModelShape
 from inference.plans.terms import (
     CONTEXT_CAP,
     KV_PAD,
-    PlanTerm,
     MemoryPlan,
+    PlanTerm,
     gb,
 )
+from inference.shapes.shape import ModelShape
 
 
 def kv_bytes_per_gpu(shape: ModelShape, ctx: int, tp: int, kv_dtype: str | None = None) -> tuple[int, str]:

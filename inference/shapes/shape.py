@@ -34,7 +34,7 @@ class ModelShape(BaseModel):
     context_length: int = 0  # the trained context (`<arch>.context_length`); 0: not known
 
     @model_validator(mode="after")
-    def _per_layer_lists(self) -> "ModelShape":
+    def _per_layer_lists(self) -> ModelShape:
         self.swa_layers = self.swa_layers or [False] * self.layers
         for name in ("kv_heads", "key_length", "value_length", "swa_layers"):
             if len(getattr(self, name)) != self.layers:
@@ -46,7 +46,7 @@ class ModelShape(BaseModel):
         return self.dflash_block_size > 0
 
     @classmethod
-    def from_gguf(cls, path: Path) -> "ModelShape":
+    def from_gguf(cls, path: Path) -> ModelShape:
         """The shape from the header only: the key-value section at the start of the file, never the tensors."""
         return shape_from_metadata(read_metadata(path), str(path))
 

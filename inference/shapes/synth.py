@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from inference.errors import DflashError
-from inference.shapes.headers import Header
 from inference.models import ModelSpec, get_model
 from inference.paths import cache_dir
+from inference.shapes.headers import Header
 
 
 class SynthError(DflashError, RuntimeError):

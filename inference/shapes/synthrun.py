@@ -14,8 +14,8 @@ import httpx
 from pydantic import BaseModel
 
 from inference.backends import metrics
-from inference.plans.terms import MemoryPlan, gb
 from inference.memplan import plan_profile
+from inference.plans.terms import MemoryPlan, gb
 from inference.profiles import Profile
 from inference.shapes.synth import synthetic_dir, write_synthetic
 

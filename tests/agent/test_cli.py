@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.settings.config import Config
 from agent.core.session import read_transcript
+from agent.settings.config import Config
 from agent.workflows.runs import resume_run, run_task
 
 runner = CliRunner()

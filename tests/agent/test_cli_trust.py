@@ -15,8 +15,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.ui.trust_prompt import ask_trust_on_terminal
 from agent.settings.config import ConfigError, load_config, review_project
+from agent.ui.trust_prompt import ask_trust_on_terminal
 
 runner = CliRunner()
 

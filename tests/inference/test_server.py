@@ -7,15 +7,14 @@ import os
 import time
 
 import httpx
-
 import pytest
 
 from agent.settings.config import Config
 from agent.workflows.runs import new_project
 from inference.backends.backend import BackendError, Message, Sampling
 from inference.backends.endpoint import EndpointBackend
-from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.background import background_status, stop_background
+from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.server import ManagedServer, ServerError
 
 pytestmark = pytest.mark.model
@@ -207,7 +206,6 @@ def test_sigterm_to_agent_serve_stops_its_server(engine, qwen_path):
     import signal
     import subprocess
     import sys
-
     from pathlib import Path
 
     agent = subprocess.Popen(

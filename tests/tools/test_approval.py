@@ -14,9 +14,9 @@ from pydantic import BaseModel
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agent.ui.approval_prompt import TerminalApproval
-from agent.settings.config import Config, ConfigError, load_config
 from agent.core.loop import Agent
+from agent.settings.config import Config, ConfigError, load_config
+from agent.ui.approval_prompt import TerminalApproval
 from agent.workflows.runtime import approver as approver_from_config
 from agent.workflows.runtime import build_agent
 from tools.approval import (

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from tools.approval.analysis import analyse_command
 from tools.approval.calls import Danger
 from tools.approval.known_safe import unknown_part
-from tools.preview import visible
 from tools.approval.rules import command_rule_matches, tool_rule_matches
+from tools.preview import visible
 
 if TYPE_CHECKING:
     from tools.base import Tool

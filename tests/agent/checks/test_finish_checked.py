@@ -11,11 +11,11 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from agent.workflows import runs as workflows
 from agent.cli import app
-from agent.settings.config import Config
 from agent.evals.runner import run_one
 from agent.evals.tasks import EvalTask
+from agent.settings.config import Config
+from agent.workflows import runs as workflows
 from agent.workflows.refactor import refactor
 from tests.agent.checks.test_project import RUST_CRATE, write
 from tools.sandbox import probe_bwrap

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent.checks.finish import FinishGate
-from agent.settings.config import Config
 from agent.checks.named import asked_for, missing
+from agent.settings.config import Config
 from tests.agent.checks.test_project import write
 
 

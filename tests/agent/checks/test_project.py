@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings.config import Config
+from agent.checks.finish import run_project_tests
 from agent.checks.project import (
     command_policy,
     detect_test_command,
@@ -22,7 +22,7 @@ from agent.checks.project import (
     write_agents_md,
 )
 from agent.checks.project import test_command as project_test_command
-from agent.checks.finish import run_project_tests
+from agent.settings.config import Config
 from tools.sandbox import SandboxPolicy, probe_bwrap
 
 BWRAP = probe_bwrap()

@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from agent.checks.finish import run_project_tests
-from agent.settings.config import Config
 from agent.checks.test_runs import describe, read_count
+from agent.settings.config import Config
 from tests.agent.checks.test_project import NODE_PROJECT, RUST_CRATE, write
 from tools.sandbox import probe_bwrap
 

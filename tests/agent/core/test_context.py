@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent.core.context import trim_observations
-from agent.core.texts import TRIMMED
 from agent.core.loop import Agent
+from agent.core.texts import TRIMMED
 from inference.backends.backend import ContextOverflow, Message
 from tools.base import ToolContext
 from tools.files import file_tools

@@ -15,7 +15,8 @@ from collections import Counter
 from contextlib import contextmanager
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agent.core.loop import FinishTool

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.settings.config import Config
 from agent.core.memory import MAX_MEMORY_CHARS, memory_section, read_project_memory
+from agent.settings.config import Config
 from agent.workflows.runtime import build_agent
 
 FINISH = "<finish><summary>done</summary></finish>"

@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.settings.config import Config
 from agent.core.errors import UserError
 from agent.core.session import find_session, list_sessions, runs_dir
+from agent.settings.config import Config
 from agent.workflows.runs import run_task
 
 runner = CliRunner()

@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent.core.loop import FinishTool
 from agent.core.toolcalls import NativeProtocol, ParsedCall, TextProtocol, parse_text
@@ -238,8 +238,8 @@ def test_the_text_protocol_lays_out_the_parameters_each_tool_declares_multiline(
 
 def test_an_invented_tool_tag_is_answered_with_the_list_of_tools():
     from agent.core.loop import FinishTool
-    from tools.files import file_tools
     from tools.base import Toolbox
+    from tools.files import file_tools
 
     toolbox = Toolbox([*file_tools(), FinishTool()])
     result = parse_text("<run_tests>\n<cmd>pytest</cmd>\n</run_tests>", toolbox)

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from agent.checks import finish as checks
+from agent.checks.test_runs import read_count
 from agent.evals import metrics
 from agent.evals.metrics import finish_precision, missing_files, named_files, vacuous_finish
 from agent.evals.report import summarize, totals_table
 from agent.evals.runner import EvalRecord
 from agent.evals.tasks import load_folder_suite
-from agent.checks.test_runs import read_count
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
 SOLUTIONS = Path(__file__).parent / "solutions"

@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.settings.config import Config
+from agent.core.errors import UserError
 from agent.evals.humaneval import load_humaneval
 from agent.evals.report import label_of, summarize, write_report
 from agent.evals.runner import EvalSettings, read_records, run_suite
-from agent.core.errors import UserError
 from agent.evals.tasks import load_folder_suite
+from agent.settings.config import Config
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
 FINISH = "<finish><summary>done</summary></finish>"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings.config import Config
 from agent.evals.runner import check
 from agent.evals.tasks import EvalTask, load_folder_suite
+from agent.settings.config import Config
 
 SUITE = Path(__file__).parents[3] / "examples" / "eval" / "tasks"
 SOLUTIONS = Path(__file__).parent / "solutions"

@@ -10,8 +10,8 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from agent.git.checkpoints import agent_branches, branch_name, is_agent_commit, undo
 from agent.cli import app
+from agent.git.checkpoints import agent_branches, branch_name, is_agent_commit, undo
 from agent.settings.config import Config
 from agent.workflows.runs import RunInterrupted, resume_run, run_task
 

@@ -12,9 +12,9 @@ import git
 import pytest
 from rich.console import Console
 
+from agent.settings.config import Config
 from agent.ui.chat import open_chat
 from agent.ui.chat_display import ChatDisplay
-from agent.settings.config import Config
 from tools.sandbox import probe_bwrap
 
 BWRAP = probe_bwrap()

@@ -8,10 +8,10 @@ from pathlib import Path
 import git
 import pytest
 
+from agent.core.session import read_transcript
+from agent.settings.config import Config
 from agent.strategies import attempts
 from agent.strategies.attempts import snapshot_restorer
-from agent.settings.config import Config
-from agent.core.session import read_transcript
 from agent.workflows.runs import new_project, run_task
 from tests.agent.git.test_checkpoints import make_repo
 

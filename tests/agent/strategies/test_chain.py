@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.workflows import runs as workflows
 from agent.cli import app
 from agent.core.texts import ONE_SHOT_SYSTEM
+from agent.workflows import runs as workflows
 from tests.agent.git.test_checkpoints import make_repo
 
 runner = CliRunner()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.strategies import examples, prose_examples
 from agent.settings.config import Config
+from agent.strategies import examples, prose_examples
 from agent.workflows.runs import run_task
 from tests.agent.git.test_checkpoints import make_repo
 

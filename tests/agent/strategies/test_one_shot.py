@@ -8,8 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from agent.strategies import one_shot
 from agent.settings.config import Config
+from agent.strategies import one_shot
 from agent.workflows.runs import new_project, run_task
 from tests.agent.git.test_checkpoints import make_repo
 

@@ -11,13 +11,13 @@ import git
 from rich.console import Console
 from typer.testing import CliRunner
 
+from agent.cli import app
+from agent.core.session import list_sessions, read_transcript
+from agent.settings.config import Config
 from agent.ui import chat as chat_module
 from agent.ui.chat import UNDONE, open_chat
 from agent.ui.chat_display import ChatDisplay
 from agent.ui.chat_repl import repl
-from agent.cli import app
-from agent.settings.config import Config
-from agent.core.session import list_sessions, read_transcript
 
 runner = CliRunner()
 WRITE_B = "I will add b.py.\n<write_file>\n<path>b.py</path>\n<content>\nB = 1\n</content>\n</write_file>"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.workflows import runs as workflows
 from agent.cli import app
+from agent.workflows import runs as workflows
 
 runner = CliRunner()
 AGENT = str(Path(sys.executable).parent / "agent")

@@ -16,8 +16,8 @@ import git
 import pytest
 from typer.testing import CliRunner
 
-from agent.git.checkpoints import ATTEMPTS_REF
 from agent.cli import app
+from agent.git.checkpoints import ATTEMPTS_REF
 from agent.settings.config import Config
 from agent.workflows.refactor import read_repos_file, refactor, write_report
 

@@ -12,8 +12,8 @@ import sys
 import git
 import pytest
 
-from agent.settings.config import Config
 from agent.checks.finish import run_verification
+from agent.settings.config import Config
 from agent.workflows.runs import new_project
 
 pytestmark = pytest.mark.model

@@ -11,8 +11,8 @@ from pathlib import Path
 import git
 import pytest
 
-from agent.settings.config import Config
 from agent.checks.finish import run_verification
+from agent.settings.config import Config
 from agent.workflows.runs import run_task
 from tools.sandbox import probe_bwrap
 

@@ -11,9 +11,9 @@ import pytest
 
 from inference.engines.capabilities import default_capabilities
 from inference.engines.engine import BuildOptions, EngineBuildError, rpc_target
+from inference.engines.rpc import LocalRpcWorkers
 from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.render import render
-from inference.engines.rpc import LocalRpcWorkers
 from inference.server import ManagedServer, build_hint
 
 PATHS = {"qwen2.5-coder-1.5b": Path("/m/qwen.gguf")}

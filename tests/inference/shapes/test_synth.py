@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from inference.plans.terms import model_facts
 from inference.models import CATALOG
+from inference.plans.terms import model_facts
 from inference.shapes.shape import ModelShape
 from inference.shapes.synth import read_header, write_synthetic
 

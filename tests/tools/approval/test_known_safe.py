@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tools.approval import ApprovalPolicy, Approver
-from tools.base import ToolContext, ToolPolicy, Toolbox
+from tools.base import Toolbox, ToolContext, ToolPolicy
 from tools.sandbox import SandboxPolicy
 from tools.shell import BashTool
 

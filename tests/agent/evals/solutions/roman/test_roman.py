@@ -1,5 +1,4 @@
 import pytest
-
 from roman import from_roman, to_roman
 
 

@@ -1,5 +1,4 @@
 import pytest
-
 from settings.errors import SettingsError
 from settings.parse import parse_bool
 

@@ -1,5 +1,4 @@
 import pytest
-
 from todo.lists import TodoList
 
 
