@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -158,7 +159,7 @@ class Toolbox:
     def __init__(self, tools: list[Tool]):
         self._tools = {t.name: t for t in tools}
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def __contains__(self, name: str) -> bool:

@@ -10,9 +10,10 @@ import concurrent.futures
 import shutil
 import tempfile
 import threading
+from collections.abc import Coroutine
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -28,6 +29,7 @@ from tools.mcp_config import MCPServerConfig
 from tools.mcp_stdio import MAX_MESSAGE_BYTES, capped_http_transport, capped_stdio_client
 from tools.sandbox import SandboxPolicy, WrappedCommand, wrap_command
 
+T = TypeVar("T")
 CLIENT_INFO = Implementation(name=APP, version=app_version())
 # Added to a user server's environment (its entry's `env` may override): Python puts neither the current
 # folder nor the script's folder on sys.path, and no module path is inherited (the minimal environment has none).
@@ -54,7 +56,7 @@ class _Connection:
         self.error: str | None = None
         self.ready = asyncio.Event()
         self.stop = asyncio.Event()
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.list_changes = 0  # how many times the server said its tools changed
 
     def status(self) -> ServerStatus:
@@ -142,7 +144,7 @@ class MCPHub:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
-    def _submit(self, coroutine, timeout: float | None):
+    def _submit(self, coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     async def _start_all(self) -> list[ServerStatus]:
@@ -199,7 +201,7 @@ class MCPHub:
         finally:
             conn.ready.set()
 
-    async def _transport(self, conn: _Connection, stack: AsyncExitStack):
+    async def _transport(self, conn: _Connection, stack: AsyncExitStack) -> Any:
         config = conn.config
         if config.transport == "stdio":
             errlog = stack.enter_context(open(conn.log_path, "w")) if conn.log_path else None  # noqa: SIM115 - the stack closes it

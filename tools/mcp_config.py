@@ -180,8 +180,9 @@ def expand(value: str, environ: Mapping[str, str] | None = None) -> str:
     default is an error naming it (a server started with an empty token fails in confusing ways)."""
     env: Mapping[str, str] = os.environ if environ is None else environ
 
-    def substitute(match: re.Match) -> str:
-        name, default = match.group(1), match.group(2)
+    def substitute(match: re.Match[str]) -> str:
+        name: str = match.group(1)
+        default: str | None = match.group(2)
         if name in env:
             return env[name]
         if default is not None:
@@ -262,7 +263,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-class _AnyEnvironment(dict):
+class _AnyEnvironment(dict[str, str]):
     def __contains__(self, key: object) -> bool:
         return True
 

@@ -188,12 +188,12 @@ def _salvaged_text(head: bytes) -> str:
     fragment = head[found.end() :].decode("utf-8", errors="ignore")
     decoder = json.JSONDecoder()
     try:
-        return decoder.raw_decode('"' + fragment)[0]  # the string closed within the kept part
+        return str(decoder.raw_decode('"' + fragment)[0])  # the string closed within the kept part
     except json.JSONDecodeError:
         pass
     for cut in range(min(len(fragment), 8) + 1):  # an escape cut in half: drop its start
         try:
-            return json.loads('"' + fragment[: len(fragment) - cut] + '"')
+            return str(json.loads('"' + fragment[: len(fragment) - cut] + '"'))
         except json.JSONDecodeError:
             continue
     return ""

@@ -6,6 +6,7 @@ import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -132,21 +133,21 @@ def relative(workspace: Path, path: Path) -> str:
 
 def iter_files(workspace: Path, start: Path) -> Iterator[Path]:
     """Files under `start`, sorted, skipping what .gitignore files (at any level) and ALWAYS_SKIPPED exclude."""
-    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    specs: list[tuple[Path, pathspec.PathSpec[Any]]] = []
     for ancestor in reversed([start, *start.parents]):
         if ancestor == workspace or workspace in ancestor.parents:
             _load_gitignore(ancestor, specs)
     yield from _walk(workspace, start, specs, hidden_in(workspace))
 
 
-def _load_gitignore(folder: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> None:
+def _load_gitignore(folder: Path, specs: list[tuple[Path, pathspec.PathSpec[Any]]]) -> None:
     ignore_file = folder / ".gitignore"
     if ignore_file.is_file():
         lines = ignore_file.read_text(errors="replace").splitlines()
         specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
 
 
-def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec[Any]]]) -> bool:
     for base, spec in specs:
         rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
         if spec.match_file(rel):
@@ -155,7 +156,7 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec
 
 
 def _walk(
-    workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpec]], hidden: set[Path]
+    workspace: Path, start: Path, specs: list[tuple[Path, pathspec.PathSpec[Any]]], hidden: set[Path]
 ) -> Iterator[Path]:
     """Depth first in name order, with an explicit stack: a folder nested thousands deep is no RecursionError."""
     stack = [_open_level(start, specs)]
@@ -176,8 +177,8 @@ def _walk(
 
 
 def _open_level(
-    folder: Path, inherited: list[tuple[Path, pathspec.PathSpec]]
-) -> tuple[Iterator[os.DirEntry], list[tuple[Path, pathspec.PathSpec]]]:
+    folder: Path, inherited: list[tuple[Path, pathspec.PathSpec[Any]]]
+) -> tuple[Iterator[os.DirEntry[str]], list[tuple[Path, pathspec.PathSpec[Any]]]]:
     """One folder's entries (sorted) and the .gitignore rules in force in it."""
     local = list(inherited)
     if folder not in [base for base, _ in inherited]:

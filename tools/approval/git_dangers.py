@@ -32,6 +32,10 @@ ARGS_MAY_VARY = {
     "merge-base",
     "ls-tree",
 }
+Nested = Callable[[str], None]  # checks a command git would run (`-c alias.x=!cmd`) as a command of its own
+Dangers = Iterable[tuple[Kind, str]]
+Handler = Callable[[list[str], list[str], list[str], Path | None, Path, Nested], Dangers]
+
 PUSH = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
 RUNS_PROGRAM = ("upload-pack", "receive-pack", "exec", "open-files-in-pager", "extcmd")
 
@@ -103,7 +107,9 @@ def git_dangers(
         yield from handler(options, operands, words, cwd, workspace, nested)
 
 
-def _push(options, operands, words, cwd, workspace, nested):
+def _push(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     for option in options:
         if long_option(option, PUSH):
             what = (
@@ -130,14 +136,18 @@ def _push(options, operands, words, cwd, workspace, nested):
             return
 
 
-def _reset(options, operands, words, cwd, workspace, nested):
+def _reset(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     for option in options:
         if long_option(option, ("hard", "merge")):
             yield "destructive", f"discards uncommitted changes (`{option}`)"
             return
 
 
-def _checkout(options, operands, words, cwd, workspace, nested):
+def _checkout(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     """`git checkout BRANCH` is fine; `git checkout -- .`, `git checkout FILE`, `-f` discard uncommitted work."""
     if any(long_option(o, ("force", "pathspec-from-file", "ours", "theirs")) or short_cluster(o, "f") for o in options):
         yield "destructive", "overwrites files, discarding their uncommitted changes"
@@ -157,7 +167,9 @@ def _is_path(operand: str, cwd: Path | None) -> bool:
     return resolved is None or resolved.exists() or any(c in operand for c in "*?[")
 
 
-def _restore(options, operands, words, cwd, workspace, nested):
+def _restore(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     staged_only = any(long_option(o, ("staged",)) or short_cluster(o, "S") for o in options) and not any(
         long_option(o, ("worktree",)) or short_cluster(o, "W") for o in options
     )
@@ -165,30 +177,40 @@ def _restore(options, operands, words, cwd, workspace, nested):
         yield "destructive", "discards uncommitted changes in the working tree"
 
 
-def _switch(options, operands, words, cwd, workspace, nested):
+def _switch(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     if any(long_option(o, ("discard-changes", "force")) or short_cluster(o, "f") for o in options):
         yield "destructive", "discards uncommitted changes"
 
 
-def _clean(options, operands, words, cwd, workspace, nested):
+def _clean(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     dry = any(long_option(o, ("dry-run",)) or short_cluster(o, "n") for o in options)
     if not dry and any(long_option(o, ("force",)) or short_cluster(o, "f") for o in options):
         yield "destructive", "deletes untracked files, which no commit holds"
 
 
-def _branch(options, operands, words, cwd, workspace, nested):
+def _branch(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     delete = any(long_option(o, ("delete",)) or short_cluster(o, "dD") for o in options)
     force = any(long_option(o, ("force",)) or short_cluster(o, "fD") for o in options)
     if delete and force:
         yield "destructive", "deletes a branch even when it is not merged"
 
 
-def _stash(options, operands, words, cwd, workspace, nested):
+def _stash(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     if operands[:1] in (["drop"], ["clear"]):
         yield "destructive", f"deletes stashed changes (`stash {operands[0]}`)"
 
 
-def _rebase(options, operands, words, cwd, workspace, nested):
+def _rebase(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     for index, word in enumerate(words):
         command = (
             words[index + 1]
@@ -202,13 +224,17 @@ def _rebase(options, operands, words, cwd, workspace, nested):
     yield from ()  # only scripts to read, no danger of its own
 
 
-def _bisect(options, operands, words, cwd, workspace, nested):
+def _bisect(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     if words[:1] == ["run"] and len(words) > 1:
         nested(" ".join(_quote(w) for w in words[1:]))
     yield from ()  # only scripts to read, no danger of its own
 
 
-def _submodule(options, operands, words, cwd, workspace, nested):
+def _submodule(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     if "foreach" in words:
         script = [w for w in words[words.index("foreach") + 1 :] if w != "--recursive"]
         if script:
@@ -220,7 +246,9 @@ def _quote(word: str) -> str:
     return shlex.quote(word)
 
 
-def _rm(options, operands, words, cwd, workspace, nested):
+def _rm(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     if any(short_cluster(o, "r") for o in options) and not any(long_option(o, ("cached",)) for o in options):
         for target in operands:
             if problem := delete_target_problem(target, cwd, workspace):
@@ -228,16 +256,20 @@ def _rm(options, operands, words, cwd, workspace, nested):
                 return
 
 
-def _rewrites(options, operands, words, cwd, workspace, nested):
+def _rewrites(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     yield "destructive", "rewrites history and runs the filters it is given"
 
 
-def _reflog(options, operands, words, cwd, workspace, nested):
+def _reflog(
+    options: list[str], operands: list[str], words: list[str], cwd: Path | None, workspace: Path, nested: Nested
+) -> Dangers:
     if operands[:1] in (["expire"], ["delete"]):
         yield "destructive", "deletes reflog entries, the way back to lost commits"
 
 
-HANDLERS = {
+HANDLERS: dict[str, Handler] = {
     "push": _push,
     "reset": _reset,
     "checkout": _checkout,
