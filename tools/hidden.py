@@ -2,7 +2,7 @@
 agent's own folders, and the user's service sockets. tools/sandbox.py covers them in every command; the file
 tools refuse the same paths (tools/workspace.py).
 
-This module imports nothing from the rest of the project."""
+It imports only inference/paths.py, where the agent's folders are computed."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import os
 import stat
 from collections import deque
 from pathlib import Path
-
-import platformdirs
 
 # Relative to $HOME: credentials and what commonly holds them (shell start-up files export tokens, histories
 # hold pasted ones, other agents keep their keys and transcripts). Directories are covered by an empty read-only
@@ -71,22 +69,15 @@ HIDDEN_IN_HOME = (
     ".local/state/dflash-agent",
 )
 
-APP = "dflash-agent"  # the agent's own folders, as inference/paths.py computes them (this module imports nothing)
-
 
 def agent_folders() -> tuple[list[Path], list[Path]]:
-    """The agent's own folders: (hidden: config, data and state, which hold settings, approvals and
-    transcripts; read-only: the caches, which hold models, engines and the offline wheelhouse that sandboxed
-    installs read). No tool writes into any of them, whatever the workspace."""
-    hidden = [
-        Path(platformdirs.user_config_dir(APP)),
-        Path(platformdirs.user_data_dir(APP)),
-        Path(platformdirs.user_state_dir(APP)),
-    ]
-    cache = [Path(platformdirs.user_cache_dir(APP))]
-    if override := os.environ.get("DFLASH_AGENT_CACHE"):
-        cache.append(Path(override).expanduser())
-    return hidden, cache
+    """The agent's own folders, as inference/paths.py computes them (hidden: config, data and state, which hold
+    settings, approvals and transcripts; read-only: the caches, which hold models, engines and the offline
+    wheelhouse that sandboxed installs read). No tool writes into any of them, whatever the workspace."""
+    from inference.paths import cache_dir, config_dir, data_dir, platform_cache_dir, state_dir
+
+    caches = list(dict.fromkeys([platform_cache_dir(), cache_dir()]))
+    return [config_dir(), data_dir(), state_dir()], caches
 
 
 def socket_places(home: Path) -> list[Path]:

@@ -13,7 +13,7 @@ capabilities (root included). `full-access` runs the command as it is, limits st
 Limits: processes and memory per command (tools/limits.py), RLIMIT_DATA per process, RLIMIT_FSIZE for file
 size. `sandbox_status()` says what is in force (`agent doctor`).
 
-This module imports nothing from the rest of the project but tools/limits.py (tools.base imports it).
+It imports only tools/hidden.py and tools/limits.py (tools.base imports it).
 """
 
 from __future__ import annotations
