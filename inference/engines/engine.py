@@ -218,7 +218,7 @@ def resolve_source(source: EngineSource) -> tuple[Path, str]:
         tree = Path(source.location)
         return tree, _tree_identity(tree)
     if source.kind == "pypi-sdist":
-        tree = _sdist_tree(source.location)
+        tree = sdist_tree(source.location)
         return tree, _tree_identity(tree)
     return _git_checkout(source)
 
@@ -261,7 +261,7 @@ def _tree_identity(tree: Path) -> str:
     return "tree-" + digest.hexdigest()[:16]
 
 
-def _sdist_tree(version: str) -> Path:
+def sdist_tree(version: str) -> Path:
     """Upstream llama.cpp as vendored in the llama-cpp-python sdist (fetched with pip, from PyPI)."""
     folder = engines_dir() / "src" / f"llama-cpp-python-{version}"
     tree = folder / f"llama_cpp_python-{version}" / "vendor" / "llama.cpp"

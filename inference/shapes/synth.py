@@ -125,10 +125,10 @@ def _add(writer, key: str, kind: str, value: Any) -> None:
 
 def vocab_file(name: str) -> Path:
     """models/ggml-vocab-NAME.gguf of the llama-cpp-python sdist's llama.cpp (pip's cache; fetched once)."""
-    from inference.engines.engine import SDIST_VERSION, EngineBuildError, _sdist_tree
+    from inference.engines.engine import SDIST_VERSION, EngineBuildError, sdist_tree
 
     try:
-        path = _sdist_tree(SDIST_VERSION) / "models" / f"ggml-vocab-{name}.gguf"
+        path = sdist_tree(SDIST_VERSION) / "models" / f"ggml-vocab-{name}.gguf"
     except EngineBuildError as exc:
         raise SynthError(f"the tokenizer comes from llama.cpp's ggml-vocab-{name}.gguf in the sdist: {exc}") from None
     if not path.is_file():
