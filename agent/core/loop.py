@@ -224,8 +224,9 @@ class Agent:
                 return watch(delta) if watch else False
 
             tools, on_prompt = self.protocol.api_tools(self.toolbox), getattr(self.events, "on_prompt", None)
+            watch_calls = {"on_call_text": watch} if tools and watch else {}  # native calls' arguments, watched too
             try:
-                return self.backend.complete(messages, tools, sampling, on_text, on_prompt)
+                return self.backend.complete(messages, tools, sampling, on_text, on_prompt, **watch_calls)
             except ContextOverflow as exc:
                 trimmed = trim_observations(messages)
                 plain = self.plain_task.content

@@ -110,6 +110,8 @@ class ChatBackend(Protocol):
     `on_text` receives text deltas as they stream; when it returns True the reply ends there (finish_reason `CUT`).
     `on_prompt` is told the prompt's size before the engine reads it, by a backend that knows it then (one that
     tokenizes the prompt itself); others never call it.
+    `on_call_text` receives the native tool calls' argument deltas as they stream (a runaway `write_file` content
+    is cut there like runaway text); True ends the reply the same way.
     """
 
     name: str
@@ -121,4 +123,5 @@ class ChatBackend(Protocol):
         sampling: Sampling | None = None,
         on_text: OnText | None = None,
         on_prompt: OnPrompt | None = None,
+        on_call_text: OnText | None = None,
     ) -> Completion: ...

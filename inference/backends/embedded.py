@@ -83,6 +83,7 @@ class EmbeddedBackend:
         sampling: Sampling | None = None,
         on_text: OnText | None = None,
         on_prompt: OnPrompt | None = None,
+        on_call_text: OnText | None = None,  # native tool calls only, which this backend does not speak
     ) -> Completion:
         if tools:
             raise BackendError("the embedded backend speaks the text tool-call protocol only; do not send `tools`")

@@ -100,6 +100,7 @@ class EndpointBackend:
         sampling: Sampling | None = None,
         on_text: OnText | None = None,
         on_prompt: OnPrompt | None = None,
+        on_call_text: OnText | None = None,
     ) -> Completion:
         """`on_prompt` is told on llama-server's token path only (it knows the prompt's tokens before sending
         them); a chat request leaves the tokenizing to the server, which tells nothing until the reply."""
@@ -108,7 +109,7 @@ class EndpointBackend:
             if self.history is not None and not tools:
                 return self._complete_tokens(self.history, messages, sampling, on_text, on_prompt)
             before = self._figures()
-            completion = self._stream(self._chat_request(messages, tools, sampling), on_text)
+            completion = self._stream(self._chat_request(messages, tools, sampling), on_text, on_call_text)
             if before is not None:
                 after = self._figures_after(before, completion.timings.completion_tokens)
                 if after is not None:
@@ -239,7 +240,7 @@ class EndpointBackend:
             timings=_timings(final.get("timings"), None, len(generated), started, first_at or ended, ended),
         )
 
-    def _stream(self, request: dict[str, Any], on_text: OnText | None) -> Completion:
+    def _stream(self, request: dict[str, Any], on_text: OnText | None, on_call_text: OnText | None) -> Completion:
         started = time.perf_counter()
         first_at: float | None = None
         text: list[str] = []
@@ -266,6 +267,11 @@ class EndpointBackend:
                     if call.function:
                         slot["name"] += call.function.name or ""
                         slot["arguments"] += call.function.arguments or ""
+                        if on_call_text and call.function.arguments and on_call_text(call.function.arguments):
+                            finish_reason = CUT
+                            break
+                if finish_reason == CUT:
+                    break
                 finish_reason = choice.finish_reason or finish_reason
             if finish_reason == CUT:
                 stream.close()  # the server stops generating when the connection goes
