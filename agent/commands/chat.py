@@ -14,6 +14,7 @@ from agent.commands.common import (
     Endpoint,
     MaxSteps,
     Model,
+    Preset,
     Profile,
     Sandbox,
     err,
@@ -37,6 +38,7 @@ def chat(
     max_steps: MaxSteps = None,
     approval: Approval = None,
     sandbox: Sandbox = None,
+    preset: Preset = None,
 ) -> None:
     """Talk with the agent in a repository: replies stream, changes are committed on the session's branch
     (/undo takes one back), follow-ups continue the conversation. /help lists the slash commands."""
@@ -67,6 +69,7 @@ def chat(
             max_steps=max_steps,
             approval=approval,
             sandbox=sandbox,
+            preset=preset,
         ),
         ask=ask_trust_on_terminal,
         warn=lambda line: err.print(line, highlight=False, markup=False, soft_wrap=True),

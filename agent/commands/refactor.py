@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from agent.commands.common import Endpoint, Json, MaxSteps, Model, Profile, Sandbox, err
+from agent.commands.common import Endpoint, Json, MaxSteps, Model, Preset, Profile, Sandbox, err
 
 
 def refactor(
@@ -21,6 +21,7 @@ def refactor(
     profile: Profile = None,
     max_steps: MaxSteps = None,
     sandbox: Sandbox = None,
+    preset: Preset = None,
     as_json: Json = False,
 ) -> None:
     """Run one instruction on many repositories, verify each, commit on its own branch only when it passes.
@@ -47,7 +48,7 @@ def refactor(
     if not paths:
         raise UserError("no repositories: pass --repos PATH (repeatable) or --repos-file FILE")
     config = load_config(
-        None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, sandbox=sandbox)
+        None, dict(model=model, endpoint=endpoint, profile=profile, max_steps=max_steps, sandbox=sandbox, preset=preset)
     )
     result = refactor_repos(instruction, paths, config, verify, parallel, LineEvents(err))
     folder = report or Path(f"refactor-report-{time.strftime('%Y%m%d-%H%M%S')}")

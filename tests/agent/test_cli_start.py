@@ -76,3 +76,15 @@ def test_no_arguments_without_a_terminal_prints_help_and_exits_2():
 
 def test_the_cli_sandbox_modes_are_the_config_s():
     assert get_args(SandboxMode) == get_args(Config.model_fields["sandbox"].annotation)
+
+
+def test_every_command_that_runs_the_agent_takes_a_preset():
+    """A preset chosen on the command line reaches every workflow that runs the loop, not only some."""
+    import typer.main
+
+    from agent.cli import app
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    for name in ("run", "new-project", "refactor", "chat"):
+        options = {opt for param in commands[name].params for opt in param.opts}
+        assert "--preset" in options, name
