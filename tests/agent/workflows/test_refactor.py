@@ -1,6 +1,6 @@
 """Scripted refactors over real git repositories: a verified change is committed on its branch, a failing
 one leaves the start branch untouched and no agent branch; the report says so. The end-to-end test at the
-bottom lets the real model rename a function across three generated repos and checks the report is true."""
+bottom lets the real model rename a function across two generated repos and checks the report is true."""
 
 from __future__ import annotations
 
@@ -322,10 +322,9 @@ def test_node_and_rust_repos_are_verified_with_their_own_test_command(scripted, 
     check_report_is_true(failed, start)
 
 
-E2E_CONFIG = Config(n_ctx=8192, max_steps=8, command_timeout=60)
+E2E_CONFIG = Config(n_ctx=8192, max_steps=5, command_timeout=60)  # what the test asserts holds at any step count
 E2E_VERIFY = "python -m pytest -q && ! grep -rn --include='*.py' calc_total ."  # tests pass, no old name left
-E2E_VARIANTS = {  # three small shops that use calc_total in different ways
-    "shop_a": {},
+E2E_VARIANTS = {  # two small shops that use calc_total in different ways (two show "one at a time")
     "shop_b": {
         "shop/receipt.py": "from shop.pricing import calc_total\n\n\ndef receipt(prices):\n"
         '    return f"Total: {calc_total(prices):.2f}"\n',
@@ -342,8 +341,8 @@ E2E_VARIANTS = {  # three small shops that use calc_total in different ways
 
 
 @pytest.mark.model
-def test_real_model_renames_a_function_across_three_repos(tmp_path, qwen_path):
-    """Three generated repos; the real embedded model renames calc_total everywhere. Whatever it did, the
+def test_real_model_renames_a_function_across_two_repos(tmp_path, qwen_path):
+    """Two generated repos; the real embedded model renames calc_total everywhere. Whatever it did, the
     report must be true: each repo is checked by running its tests on the branch the report names."""
     paths = []
     for name, extra in E2E_VARIANTS.items():
