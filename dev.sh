@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One entry point that does all set-up, then runs what you asked for:
 #   ./dev.sh agent <args...>   set up, then run the `agent` CLI (e.g. `agent new-project ...`)
-#   ./dev.sh test [pytest args] set up, then run the whole test suite (`-m "not slow"`: the fast tier, no model
-#                               and no compiler, under two minutes)
+#   ./dev.sh test [pytest args] set up, then run the whole test suite: what needs no model or engine on every
+#                               core, then the model and engine tests one at a time (`-m "not slow"`: the fast
+#                               tier, no model and no compiler, about a minute)
 #   ./dev.sh lint               set up, then ruff check, ruff format --check and mypy (what CI runs first)
 # Set-up is idempotent and cached: a virtual environment in .venv, llama-cpp-python compiled once (pip's
 # wheel cache), models fetched once into the user cache (~/.cache/dflash-agent), verified by sha256.
@@ -46,6 +47,17 @@ ensure_bubblewrap() {
     "unsandboxed; install it with \`sudo apt-get install bubblewrap\` or \`sudo dnf install bubblewrap\`" >&2
 }
 
+# True when the pytest arguments only set options (-q, -ra, --durations=N): no test paths, -k or -m chosen.
+whole_suite() {
+  for arg in "$@"; do
+    case "$arg" in
+      -m|-m*|-k|-k*|--pyargs) return 1 ;;
+      -*) ;;
+      *) return 1 ;;
+    esac
+  done
+}
+
 case "${1:-}" in
   agent)
     shift
@@ -55,9 +67,19 @@ case "${1:-}" in
   test)
     shift
     case " $* " in
-      *"not slow"*) setup_venv; ensure_bubblewrap ;;  # the fast tier needs no model: none is fetched
+      *"not slow"*)  # the fast tier needs no model (none is fetched) and runs on every core
+        setup_venv; ensure_bubblewrap
+        exec "$VENV/bin/python" -m pytest -n auto --dist loadfile "$@" ;;
       *) setup ;;
     esac
+    if whole_suite "$@"; then
+      # What runs no model and no engine shares the cores (a test file per worker); then the model and engine
+      # tests run one at a time (`serial`, tests/conftest.py): beside other work they slow to a crawl.
+      status=0
+      "$VENV/bin/python" -m pytest -m "not serial" -n auto --dist loadfile "$@" || status=$?
+      "$VENV/bin/python" -m pytest -m serial "$@" || status=$?
+      exit "$status"
+    fi
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
   lint)

@@ -43,10 +43,12 @@ SLOW_FIXTURES = {"qwen_path", "embedded", "engine"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests the fast tier (`-m "not slow"`) leaves out, so a new model or engine test needs no marker."""
+    """Mark the tests the fast tier (`-m "not slow"`) leaves out, and those that must run alone (`serial`: a model
+    or an engine, which slows to a crawl beside other work on a small machine), so a new one needs no marker."""
     for item in items:
         if item.get_closest_marker("model") or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture(scope="session")
