@@ -156,17 +156,10 @@ class MemoryPlan(BaseModel):
         lines = [f"memory plan for {self.profile} ({self.device}):"]
         lines += [f"  {t.label:<{width}}  {gb(t.bytes):>9}  {t.detail}" for t in self.terms]
         lines.append(f"  {'total':<{width}}  {gb(self.total):>9}")
-        lines.append(self.verdict())
         if self.host_terms:
             lines.append("host RAM at most, beyond the above (prompt cache and checkpoints fill up over a session):")
             lines += [f"  {t.label:<{width}}  {gb(t.bytes):>9}  {t.detail}" for t in self.host_terms]
-            if self.host_available is not None and self.fits_host:
-                lines.append(
-                    f"host RAM fits: at most {gb(self.host_total)} of {gb(self.host_available)} "
-                    f"({self.host_available_from})"
-                )
-            elif self.host_available is not None:
-                lines.append(self.host_verdict())
+        lines.append(self.verdict())
         return "\n".join(lines)
 
 

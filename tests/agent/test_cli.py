@@ -270,7 +270,7 @@ def test_serve_plan_exits_1_when_the_host_side_does_not_fit_ram_and_takes_lower_
     assert "lower --ctx-checkpoints" in result.stdout
     fewer = runner.invoke(app, [*argv, "--ctx-checkpoints", "2"])  # 2 x 1.26 GB + 1.16 GB of embeddings
     assert fewer.exit_code == 0, fewer.output
-    assert "--ctx-checkpoints 2" in fewer.stdout and "host RAM fits: at most 3.67 GB" in fewer.stdout
+    assert "--ctx-checkpoints 2" in fewer.stdout and "host RAM at most 3.67 GB of 8.59 GB" in fewer.stdout
 
 
 def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkeypatch):
