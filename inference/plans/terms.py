@@ -147,7 +147,7 @@ class MemoryPlan(BaseModel):
         fixes = [t.lower for t in sorted(self.host_terms, key=lambda t: -t.bytes) if t.lower and t.bytes][:2]
         fix = " or ".join(fixes) if fixes else "lower ctx_size or use a smaller model"
         return (
-            f"does not fit host RAM: {what} need at most {gb(self.host_total)}, {gb(available)} "
+            f"does not fit host RAM: {what} need up to {gb(self.host_total)}, this machine has {gb(available)} "
             f"({self.host_available_from}), short by {gb(self.host_total - available)}; {fix}"
         )
 

@@ -266,7 +266,10 @@ def test_serve_plan_exits_1_when_the_host_side_does_not_fit_ram_and_takes_lower_
     argv = ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "24GiB"]
     result = runner.invoke(app, argv)
     assert result.exit_code == 1, result.output
-    assert "does not fit host RAM: the host terms need at most 11.22 GB, 8.59 GB (available RAM)" in result.stdout
+    assert (
+        "does not fit host RAM: the host terms need up to 11.22 GB, this machine has 8.59 GB (available RAM)"
+        in result.stdout
+    )
     assert "lower --ctx-checkpoints" in result.stdout
     fewer = runner.invoke(app, [*argv, "--ctx-checkpoints", "2"])  # 2 x 1.26 GB + 1.16 GB of embeddings
     assert fewer.exit_code == 0, fewer.output

@@ -261,7 +261,9 @@ def test_a_host_side_that_does_not_fit_ram_is_a_misfit_naming_the_flag_to_lower(
     fake_ram(monkeypatch, 8 * GIB)
     short = plan_profile(dflash, gpu_memory=24 * GIB)
     assert short.fits_device and not short.fits and "\n" not in short.verdict()
-    assert short.verdict().startswith("does not fit host RAM: the host terms need at most 11.22 GB, 8.59 GB")
+    assert short.verdict().startswith(
+        "does not fit host RAM: the host terms need up to 11.22 GB, this machine has 8.59 GB"
+    )
     assert "lower --ctx-checkpoints (`ctx_checkpoints` in a profile) or drop --mlock" in short.verdict()
     assert "does not fit host RAM" in short.render()
     # the baseline's largest host term is its prompt cache
@@ -272,7 +274,7 @@ def test_a_host_side_that_does_not_fit_ram_is_a_misfit_naming_the_flag_to_lower(
     fake_ram(monkeypatch, 4 * GIB)
     cpu = plan_profile(BUILTIN_PROFILES["qwen-cpu"])
     assert cpu.fits_device and not cpu.fits
-    assert "the host terms and the CPU's need at most 10.55 GB" in cpu.verdict() and "--cache-ram" in cpu.verdict()
+    assert "the host terms and the CPU's need up to 10.55 GB" in cpu.verdict() and "--cache-ram" in cpu.verdict()
     assert plan_profile(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": 1024})).fits
 
 
