@@ -35,10 +35,15 @@ class Hardware(BaseModel):
         return cls(
             cores=os.cpu_count() or 1,
             ram_total=memory.total,
-            ram_available=memory.available,
+            ram_available=ram_available(memory),
             gpus=nvidia_gpus(),
             nvcc=_nvcc_version(),
         )
+
+
+def ram_available(memory=None) -> int:
+    """RAM available to a new process (free plus what the kernel can reclaim, psutil's `available`)."""
+    return (memory or psutil.virtual_memory()).available
 
 
 def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from inference.plans.llama_server import build_plan
-from inference.plans.terms import MemoryPlan, device_memory, model_facts
+from inference.plans.terms import MemoryPlan, device_memory, host_memory, model_facts
 from inference.plans.vllm_sglang import plan_python_engine
 
 
@@ -19,11 +19,22 @@ def plan_profile(
     gpu_memory: int | None = None,
     logits: Literal["ubatch", "outputs"] = "ubatch",
 ) -> MemoryPlan:
-    """The plan of `profile` on this machine (or on a card of `gpu_memory` bytes); `logits` as in build_plan."""
+    """The plan of `profile` on this machine (or on a card of `gpu_memory` bytes), its host side against this
+    machine's available RAM; `logits` as in build_plan."""
     if profile.engine != "llama-server":  # vLLM / SGLang: Hugging Face checkpoints, per GPU
         return plan_python_engine(profile, gpu_memory)
     paths = paths or {}
     target = model_facts(profile.target, paths.get(profile.target))
     draft = model_facts(profile.draft, paths.get(profile.draft)) if profile.draft else None
     available, where = device_memory(profile.device, gpu_memory, profile.devices)
-    return build_plan(profile, target, draft, available=available, available_from=where, logits=logits)
+    ram, ram_from = host_memory()
+    return build_plan(
+        profile,
+        target,
+        draft,
+        available=available,
+        available_from=where,
+        logits=logits,
+        host_available=ram,
+        host_available_from=ram_from,
+    )

@@ -48,7 +48,8 @@ class Profile(BaseModel):
     cache_type_k: str | None = None
     cache_type_v: str | None = None
     flash_attn: Literal["on", "off", "auto"] | None = None
-    cache_ram: int | None = None
+    cache_ram: int | None = None  # MiB of prompt cache in host RAM (`--cache-ram`; unset: the engine's 8192, 0: off)
+    ctx_checkpoints: int | None = None  # sliding-window checkpoints per slot in host RAM (unset: the engine's 32)
     no_mmap: bool = False
     mlock: bool = False
     no_host: bool = False
@@ -145,6 +146,7 @@ LLAMA_SERVER_ONLY = [
     "cache_type_v",
     "flash_attn",
     "cache_ram",
+    "ctx_checkpoints",
     "no_mmap",
     "mlock",
     "no_host",
@@ -170,6 +172,19 @@ LLAMA_SERVER_ONLY = [
 
 GUIDE_SAMPLING = dict(temperature=0.7, top_k=64, top_p=0.95, min_p=0.0, reasoning="off")
 GUIDE_GPU = dict(device="gpu", parallel=1, gpu_layers="all", batch=2048, ubatch=512, ctx_size=32768, flash_attn="on")
+# Host RAM beside the weights (inference/plans/llama_server.py `host_terms`; `agent serve --plan` prints it, and a
+# plan whose host side does not fit the available RAM is refused). A sliding-window checkpoint copies a slot's
+# sliding-layer KV cache: Gemma 4 31B's 50 sliding layers x 16 KV heads x 256 x 1536 cells (window 1024 + ubatch
+# 512) are 1.26 GB at f16, 0.41 GB at q5_0/q4_1, whatever the context. The engines' 32 per slot would take 40.3 GB
+# (f16) or 13.2 GB; 8 keep the last turns of an agent session (a checkpoint near the end of each prompt, one per
+# 8192 tokens of a long prefill) in 10.1 GB or 3.3 GB. With the prompt cache each GPU profile's host side stays
+# under 16 GB, half a 32 GB desktop: q5_0/q4_1 3.3 + the default 8 GiB cache 8.59 = 11.9 GB; the DFlash command
+# (f16, cache off) 10.1 + the 1.16 GB of token embeddings --mlock pins (llama.cpp keeps them on the CPU with every
+# layer on the GPU) = 11.2 GB; f16 with a 4 GiB cache 10.1 + 4.29 = 14.4 GB. The CPU Qwen profiles keep the
+# engine's defaults: Qwen2.5 has no sliding-window layers (no checkpoints), and 2.0 GB of weights and buffers + the
+# 8 GiB cache = 10.6 GB fit a 16 GB machine. A user profile or `agent serve --cache-ram N --ctx-checkpoints N` changes them.
+CTX_CHECKPOINTS_GPU = 8
+CACHE_RAM_F16 = 4096  # MiB: the prompt cache of the f16 profiles that keep one
 GUIDE_DFLASH = dict(  # the seed guide's DFlash command, beyond the GPU settings it shares with the baseline
     target="gemma4-31b",
     draft="gemma4-31b-dflash",
@@ -214,6 +229,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             cache_type_k="q5_0",
             cache_type_v="q4_1",
             **GUIDE_GPU,
+            ctx_checkpoints=CTX_CHECKPOINTS_GPU,
             **GUIDE_SAMPLING,
         ),
         Profile(
@@ -222,6 +238,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             engines=["beellama-v0.2"],
             **GUIDE_DFLASH,
             **GUIDE_GPU,
+            ctx_checkpoints=CTX_CHECKPOINTS_GPU,
             **GUIDE_SAMPLING,
         ),
         # BeeLlama v0.2.0 with exactly this pair on an RTX 4090 can fail after the first request with "dflash:
@@ -237,6 +254,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             draft_max=16,
             draft_ctx=1024,
             **GUIDE_GPU,
+            ctx_checkpoints=CTX_CHECKPOINTS_GPU,
             **GUIDE_SAMPLING,
         ),
         # Multi-token prediction with Google's assistant drafter on stock llama.cpp (`--spec-type draft-mtp`,
@@ -255,6 +273,7 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             cache_type_k="q5_0",
             cache_type_v="q4_1",
             **GUIDE_GPU,
+            ctx_checkpoints=CTX_CHECKPOINTS_GPU,
             **GUIDE_SAMPLING,
         ),
         # An 80 GB card (H100 class): the same MTP pair at 128k context with an f16 KV cache (about 13 GB of it).
@@ -268,6 +287,8 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             draft_max=4,
             draft_gpu_layers="all",
             **(GUIDE_GPU | {"ctx_size": 131072}),
+            ctx_checkpoints=CTX_CHECKPOINTS_GPU,
+            cache_ram=CACHE_RAM_F16,
             **GUIDE_SAMPLING,
         ),
         # Upstream llama.cpp's DFlash (PR #22105; BeeLlama >= v0.4 runs the same): `--spec-type draft-dflash` with
@@ -283,6 +304,8 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             draft_max=15,
             draft_gpu_layers="all",
             **GUIDE_GPU,
+            ctx_checkpoints=CTX_CHECKPOINTS_GPU,
+            cache_ram=CACHE_RAM_F16,
             **GUIDE_SAMPLING,
         ),
         # The same pair at full precision on vLLM and SGLang (docs/scale-out.md): BF16 target (~62 GB) and z-lab's
@@ -393,10 +416,18 @@ def load_profiles(user_file: Path | None = None) -> dict[str, Profile]:
     return profiles
 
 
-def with_overrides(profile: Profile, ctx_size: int | None = None, cache_type: str | None = None) -> Profile:
+def with_overrides(
+    profile: Profile,
+    ctx_size: int | None = None,
+    cache_type: str | None = None,
+    *,
+    cache_ram: int | None = None,
+    ctx_checkpoints: int | None = None,
+) -> Profile:
     """The profile with another context size and KV cache type (K and V on llama-server; vLLM/SGLang's
-    `--kv-cache-dtype`), checked like a profile written that way."""
+    `--kv-cache-dtype`), prompt cache (MiB) or checkpoints per slot, checked like a profile written that way."""
     update: dict[str, object] = {} if ctx_size is None else {"ctx_size": ctx_size}
+    update |= {k: v for k, v in (("cache_ram", cache_ram), ("ctx_checkpoints", ctx_checkpoints)) if v is not None}
     if cache_type is not None:
         if profile.engine == "llama-server":
             update |= {"cache_type_k": cache_type, "cache_type_v": cache_type}
@@ -407,7 +438,9 @@ def with_overrides(profile: Profile, ctx_size: int | None = None, cache_type: st
     try:
         return Profile.model_validate(profile.model_dump() | update)
     except ValidationError as exc:
-        raise ProfileError(f"profile {profile.name!r}: {exc.errors()[0]['msg']}") from None
+        raise ProfileError(
+            f"profile {profile.name!r}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}"
+        ) from None
 
 
 def get_profile(name: str, profiles: dict[str, Profile] | None = None) -> Profile:

@@ -35,7 +35,8 @@ def render(
     args += _opt("--split-mode", profile.split_mode) + _opt("--main-gpu", profile.main_gpu)
     args += _opt("-b", profile.batch) + _opt("-ub", profile.ubatch) + ["--ctx-size", str(profile.ctx_size)]
     args += _opt("--cache-type-k", profile.cache_type_k) + _opt("--cache-type-v", profile.cache_type_v)
-    args += _opt("--flash-attn", profile.flash_attn) + _opt("--cache-ram", profile.cache_ram) + ["--jinja"]
+    args += _opt("--flash-attn", profile.flash_attn) + _opt("--cache-ram", profile.cache_ram)
+    args += _checkpoint_args(profile, caps) + ["--jinja"]
     args += _load_args(profile, caps) + (["--no-host"] if profile.no_host else [])
     args += ["--metrics", "--log-timestamps", "--log-prefix"] + _opt("--reasoning", profile.reasoning)
     args += _opt("--temp", profile.temperature) + _opt("--top-k", profile.top_k)
@@ -118,6 +119,15 @@ def _adaptive_args(profile: Profile, caps: Capabilities) -> list[str]:
     if caps.has("--spec-dm-controller") and not caps.has("--no-spec-dm-adaptive"):
         return ["--spec-dm-controller", "off"]
     return ["--no-spec-dm-adaptive"] if caps.has("--no-spec-dm-adaptive") else []
+
+
+def _checkpoint_args(profile: Profile, caps: Capabilities) -> list[str]:
+    """`--ctx-checkpoints N` (its older name `--swa-checkpoints` where the engine has only that one). The checkpoints
+    came with the flag (llama.cpp#15293): an engine that has neither keeps none to limit."""
+    if profile.ctx_checkpoints is None:
+        return []
+    flag = next((f for f in ("--ctx-checkpoints", "--swa-checkpoints") if caps.has(f)), None)
+    return [flag, str(profile.ctx_checkpoints)] if flag else []
 
 
 def _load_args(profile: Profile, caps: Capabilities) -> list[str]:

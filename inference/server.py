@@ -400,7 +400,8 @@ def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] |
 
 
 def check_fits(profile: Profile, paths: dict[str, Path]) -> MemoryPlan:
-    """Refuse, before launch, a profile whose plan does not fit the GPU (gpu profiles) or the RAM."""
+    """Refuse, before launch, a profile whose plan does not fit the GPU (gpu profiles) or the RAM, or whose host side
+    (prompt cache, checkpoints, weights kept in RAM) does not fit the available RAM."""
     plan = plan_profile(profile, paths=paths)
     if plan.available is None:
         raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")

@@ -35,6 +35,15 @@ def serve(
     cache_type: str | None = typer.Option(
         None, "--cache-type", help="KV cache type for K and V, e.g. q8_0 (vLLM/SGLang: fp8) (the profile's)."
     ),
+    cache_ram: int | None = typer.Option(
+        None, "--cache-ram", help="llama-server's prompt cache in host RAM, MiB; 0: off (the profile's)."
+    ),
+    ctx_checkpoints: int | None = typer.Option(
+        None,
+        "--ctx-checkpoints",
+        min=0,
+        help="llama-server's context checkpoints per slot in host RAM (the profile's).",
+    ),
     synthetic: bool = typer.Option(
         False,
         "--synthetic",
@@ -78,7 +87,9 @@ def serve(
             typer.echo(f"{p.name:26} {p.engine:12} {p.device:4} {p.speculative:12} {p.description}")
         return
     try:
-        chosen = with_overrides(get_profile(profile, profiles), ctx_size, cache_type)
+        chosen = with_overrides(
+            get_profile(profile, profiles), ctx_size, cache_type, cache_ram=cache_ram, ctx_checkpoints=ctx_checkpoints
+        )
     except ProfileError as exc:
         fail(str(exc))
     if synthetic:

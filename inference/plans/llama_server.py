@@ -35,10 +35,13 @@ def build_plan(
     available: int | None,
     available_from: str,
     logits: Literal["ubatch", "outputs"] = "ubatch",
+    host_available: int | None = None,
+    host_available_from: str = "",
 ) -> MemoryPlan:
-    """Every allocation of `profile` (an inference.profiles.Profile) for these models, against `available`.
-    `logits`: whether the engine reserves logits for a whole ubatch (BeeLlama v0.2's llama.cpp) or for the
-    sequences' outputs only (upstream llama.cpp of the PyPI sdist)."""
+    """Every allocation of `profile` (an inference.profiles.Profile) for these models, against `available`, and
+    its host-RAM side against `host_available` (None: not checked). `logits`: whether the engine reserves logits
+    for a whole ubatch (BeeLlama v0.2's llama.cpp) or for the sequences' outputs only (upstream llama.cpp of the
+    PyPI sdist)."""
     ubatch = profile.ubatch or DEFAULT_UBATCH
     dflash = profile.speculative == "dflash"
     kv, kv_detail = kv_cache_bytes(
@@ -124,6 +127,8 @@ def build_plan(
         available=available,
         available_from=available_from,
         host_terms=host_terms(profile, target, draft, ubatch),
+        host_available=host_available,
+        host_available_from=host_available_from,
     )
 
 
@@ -221,19 +226,27 @@ CACHE_RAM_DEFAULT_MIB = 8192  # llama-server's --cache-ram default (common/commo
 
 
 def host_terms(profile, target: ModelFacts, draft: ModelFacts | None, ubatch: int) -> list[PlanTerm]:
-    """Host RAM llama-server can take beyond its buffers: the prompt cache (`--cache-ram`, 8 GiB unless set),
-    sliding-window context checkpoints (up to 32 per slot, each a copy of the sliding-window layers' KV cache:
-    about 1.26 GB at f16 for Gemma 4 31B), and with `--mlock` the weights pinned in RAM."""
+    """Host RAM llama-server can take beyond its buffers, at most: the prompt cache (`--cache-ram`, 8 GiB unless
+    set; tools/server/server-task.cpp evicts to stay under it), sliding-window context checkpoints
+    (`--ctx-checkpoints`, 32 per slot unless set; each a copy of one slot's sliding-window KV cache: 1.26 GB at
+    f16 for Gemma 4 31B), and on a GPU the weights that --no-mmap / --mlock keep in RAM: the tensors llama.cpp
+    holds in host buffers (src/llama-model.cpp locks only those), with every layer on the GPU the token
+    embeddings alone. A CPU profile's weights are among its device terms already."""
     terms = []
     cache_mib = CACHE_RAM_DEFAULT_MIB if profile.cache_ram is None else profile.cache_ram
+    cache_lower = "lower --cache-ram (`cache_ram` in a profile; 0 turns the prompt cache off)"
     if cache_mib > 0:
-        terms.append(PlanTerm(label="prompt cache", bytes=cache_mib * 1024**2, detail=f"--cache-ram {cache_mib} MiB"))
-    if any(target.shape.swa_layers):
-        swa_only = target.shape.model_copy(
-            update={"kv_heads": [h if s else 0 for h, s in zip(target.shape.kv_heads, target.shape.swa_layers)]}
+        terms.append(
+            PlanTerm(
+                label="prompt cache",
+                bytes=cache_mib * 1024**2,
+                detail=f"--cache-ram {cache_mib} MiB",
+                lower=cache_lower,
+            )
         )
-        one, _ = kv_cache_bytes(
-            swa_only,
+    elif cache_mib < 0:  # no size limit: the cache keeps prompt states of up to ctx-size tokens in all
+        kv, _ = kv_cache_bytes(
+            target.shape,
             profile.ctx_size,
             ubatch=ubatch,
             seqs=profile.parallel,
@@ -241,16 +254,70 @@ def host_terms(profile, target: ModelFacts, draft: ModelFacts | None, ubatch: in
             cache_type_k=profile.cache_type_k,
             cache_type_v=profile.cache_type_v,
         )
-        n = CTX_CHECKPOINTS_DEFAULT * profile.parallel
+        terms.append(
+            PlanTerm(
+                label="prompt cache",
+                bytes=kv,
+                detail=f"--cache-ram {cache_mib}: no size limit, ctx-size tokens of prompt states (at least)",
+                lower=cache_lower,
+            )
+        )
+    per_slot = CTX_CHECKPOINTS_DEFAULT if profile.ctx_checkpoints is None else profile.ctx_checkpoints
+    if any(target.shape.swa_layers) and per_slot > 0:
+        swa_only = target.shape.model_copy(
+            update={"kv_heads": [h if s else 0 for h, s in zip(target.shape.kv_heads, target.shape.swa_layers)]}
+        )
+        # one checkpoint holds one slot's sequence: its sliding-window cells (window + ubatch) in every such layer
+        slot_ctx = profile.ctx_size if profile.kv_unified else -(-profile.ctx_size // profile.parallel)
+        one, _ = kv_cache_bytes(
+            swa_only,
+            slot_ctx,
+            ubatch=ubatch,
+            seqs=1,
+            unified=False,
+            cache_type_k=profile.cache_type_k,
+            cache_type_v=profile.cache_type_v,
+        )
+        flag = "--ctx-checkpoints" if profile.ctx_checkpoints is not None else "the engine's default"
         terms.append(
             PlanTerm(
                 label="context checkpoints",
-                bytes=n * one,
-                detail=f"{CTX_CHECKPOINTS_DEFAULT} per slot x {profile.parallel} slot(s) x {gb(one)} "
-                "(the sliding-window layers' KV cache)",
+                bytes=per_slot * profile.parallel * one,
+                detail=f"{per_slot} per slot ({flag}) x {profile.parallel} slot(s) x {gb(one)} "
+                "(a slot's sliding-window KV cache)",
+                lower="lower --ctx-checkpoints (`ctx_checkpoints` in a profile)",
             )
         )
-    if profile.mlock:
-        pinned = target.weights + (draft.weights if draft else 0)
-        terms.append(PlanTerm(label="weights pinned (--mlock)", bytes=pinned, detail="target and draft files"))
+    if profile.device == "gpu" and (profile.mlock or profile.no_mmap):
+        terms.append(_weights_in_ram(profile, target, draft))
     return terms
+
+
+def _weights_in_ram(profile, target: ModelFacts, draft: ModelFacts | None) -> PlanTerm:
+    """The weights --no-mmap (anonymous memory) or --mlock (pinned) keep in host RAM on a GPU profile: the token
+    embeddings when every layer of each model is on the GPU, else (some layers on the CPU) the whole files."""
+    flags = " ".join(f for f, on in (("--no-mmap", profile.no_mmap), ("--mlock", profile.mlock)) if on)
+    label = "weights pinned (--mlock)" if profile.mlock else "weights in RAM (--no-mmap)"
+    lower = "drop --mlock and --no-mmap (`mlock`, `no_mmap` = false in a profile)"
+    placed = [(target, profile.gpu_layers)] + ([(draft, profile.draft_gpu_layers)] if draft else [])
+    if all(_every_layer(layers, m.shape.layers) and m.input_weights is not None for m, layers in placed):
+        pinned = sum(m.input_weights or 0 for m, _ in placed)
+        return PlanTerm(
+            label=label,
+            bytes=pinned,
+            detail=f"{flags}: the token embeddings, which llama.cpp keeps on the CPU with every layer on the GPU",
+            lower=lower,
+        )
+    return PlanTerm(
+        label=label,
+        bytes=sum(m.weights for m, _ in placed),
+        detail=f"{flags}: the files (not every layer is on the GPU)",
+        lower=lower,
+    )
+
+
+def _every_layer(gpu_layers: str | None, layers: int) -> bool:
+    """Whether -ngl puts every layer on the GPU: `all`, or a count at least the model's layers."""
+    if gpu_layers is None:
+        return False
+    return gpu_layers == "all" or (gpu_layers.isdigit() and int(gpu_layers) >= layers)

@@ -61,6 +61,7 @@ class PlanTerm(BaseModel):
     label: str
     bytes: int
     detail: str
+    lower: str = ""  # how a user lowers this term (host terms: the flag and the profile field)
 
 
 class ModelFacts(BaseModel):
@@ -70,6 +71,9 @@ class ModelFacts(BaseModel):
     shape: ModelShape
     weights: int
     source: str  # "file PATH" or "catalog"
+    # bytes of the tensors llama.cpp keeps on the CPU even with every layer on the GPU (the input layer: token
+    # embeddings), from the catalog's header facts; None where the catalog has no tensor list
+    input_weights: int | None = None
 
 
 class MemoryPlan(BaseModel):
@@ -80,21 +84,46 @@ class MemoryPlan(BaseModel):
     available_from: str
     advice: str = ""  # what to do when it does not fit (default: llama-server's knobs)
     host_terms: list[PlanTerm] = []  # host RAM beyond the device's terms: prompt cache, checkpoints, pinned weights
+    host_available: int | None = None  # RAM the host side is checked against; None: not checked
+    host_available_from: str = ""
 
     @property
     def total(self) -> int:
         return sum(t.bytes for t in self.terms)
 
     @property
-    def fits(self) -> bool:
+    def host_total(self) -> int:
+        """Host RAM at most: the host terms, and the device's terms too when the device is the CPU."""
+        return sum(t.bytes for t in self.host_terms) + (self.total if self.device == "cpu" else 0)
+
+    @property
+    def fits_device(self) -> bool:
         return self.available is not None and self.total <= self.available
+
+    @property
+    def fits_host(self) -> bool:
+        return self.host_available is None or self.host_total <= self.host_available
+
+    @property
+    def fits(self) -> bool:
+        return self.fits_device and self.fits_host
 
     def verdict(self) -> str:
         """One line: fits (with the slack) or not, and why."""
         if self.available is None:
             return f"unknown: {self.available_from}; pass --gpu-memory SIZE (e.g. 24GiB) to plan for a card"
+        if self.fits_device and not self.fits_host:
+            return self.host_verdict()
         if self.fits:
-            return f"fits: {gb(self.total)} of {gb(self.available)} ({self.available_from}), {gb(self.available - self.total)} to spare"
+            host = (
+                f"; host RAM at most {gb(self.host_total)} of {gb(self.host_available)} ({self.host_available_from})"
+                if self.host_available is not None and self.host_terms
+                else ""
+            )
+            return (
+                f"fits: {gb(self.total)} of {gb(self.available)} ({self.available_from}), "
+                f"{gb(self.available - self.total)} to spare{host}"
+            )
         short = self.total - self.available
         largest = max(self.terms, key=lambda t: t.bytes)
         if self.advice:
@@ -111,15 +140,26 @@ class MemoryPlan(BaseModel):
             f"short by {gb(short)}; {why}"
         )
 
+    def host_verdict(self) -> str:
+        """Why the host side does not fit, and the flags that lower its largest terms."""
+        available = self.host_available or 0
+        what = "the host terms and the CPU's" if self.device == "cpu" else "the host terms"
+        fixes = [t.lower for t in sorted(self.host_terms, key=lambda t: -t.bytes) if t.lower and t.bytes][:2]
+        fix = " or ".join(fixes) if fixes else "lower ctx_size or use a smaller model"
+        return (
+            f"does not fit host RAM: {what} need up to {gb(self.host_total)}, this machine has {gb(available)} "
+            f"({self.host_available_from}), short by {gb(self.host_total - available)}; {fix}"
+        )
+
     def render(self) -> str:
         width = max(len(t.label) for t in self.terms + self.host_terms)
         lines = [f"memory plan for {self.profile} ({self.device}):"]
         lines += [f"  {t.label:<{width}}  {gb(t.bytes):>9}  {t.detail}" for t in self.terms]
         lines.append(f"  {'total':<{width}}  {gb(self.total):>9}")
-        lines.append(self.verdict())
         if self.host_terms:
             lines.append("host RAM at most, beyond the above (prompt cache and checkpoints fill up over a session):")
             lines += [f"  {t.label:<{width}}  {gb(t.bytes):>9}  {t.detail}" for t in self.host_terms]
+        lines.append(self.verdict())
         return "\n".join(lines)
 
 
@@ -197,7 +237,11 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
     try:
         if path is not None and path.is_file():
             return ModelFacts(
-                id=model_id, shape=ModelShape.from_gguf(path), weights=path.stat().st_size, source=f"header of {path}"
+                id=model_id,
+                shape=ModelShape.from_gguf(path),
+                weights=path.stat().st_size,
+                source=f"header of {path}",
+                input_weights=input_weights(spec),
             )
     except ShapeError as exc:
         raise ProfileError(str(exc)) from None
@@ -207,7 +251,29 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
             f"(`agent models pull {model_id}`) so its GGUF header can be read"
         )
     size = next((s.size for s in spec.sources if getattr(s, "size", None)), None) or spec.approx_size
-    return ModelFacts(id=model_id, shape=spec.shape, weights=size, source="catalog facts; not downloaded")
+    return ModelFacts(
+        id=model_id,
+        shape=spec.shape,
+        weights=size,
+        source="catalog facts; not downloaded",
+        input_weights=input_weights(spec),
+    )
+
+
+def input_weights(spec) -> int | None:
+    """Bytes of a model's token embeddings (`token_embd.weight` at its type in the catalog's header facts; 0 for a
+    drafter that has none): llama.cpp keeps the input layer on the CPU whatever -ngl says (src/llama-model.cpp,
+    `dev_input` is the CPU). None when the catalog has no tensor list for the model."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    if spec.header is None:
+        return None
+    total = 0
+    for tensor in spec.header().tensors:
+        if tensor.name == "token_embd.weight":
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType[tensor.type]]
+            total += math.prod(tensor.shape) // block * size
+    return total
 
 
 def device_memory(
@@ -232,6 +298,13 @@ def device_memory(
         return sum(g.memory_free for g in chosen), "free memory of GPU(s) " + ", ".join(map(str, devices))
     index = max(range(len(hardware.gpus)), key=lambda i: hardware.gpus[i].memory_free)
     return hardware.gpus[index].memory_free, f"free memory of GPU {index}, the freest ({hardware.gpus[index].name})"
+
+
+def host_memory() -> tuple[int, str]:
+    """RAM the host side of a plan is checked against: what this machine has available now."""
+    from inference.hardware import ram_available
+
+    return ram_available(), "available RAM"
 
 
 CONTEXT_CAP = 262144  # where the search stops when the model's trained context is not known

@@ -67,12 +67,19 @@ class SyntheticReport(BaseModel):
     drafted: int | None = None  # /metrics: tokens drafted (speculative profiles)
     accepted: int | None = None
     gpu_process_bytes: int | None = None
-    host_rss: dict[str, int] = {}  # /proc/PID/status after the request: RssAnon (allocated), RssFile (mapped)
+    host_rss: dict[str, int] = {}  # /proc/PID/status after the request: RssAnon (allocated), RssFile (mapped), VmHWM
+    host_planned: int | None = None  # the plan's host RAM at most: host terms (+ the device's on a CPU)
     log: str
 
     @property
+    def host_within_plan(self) -> bool:
+        """The process's peak RSS is under the plan's host side (an upper bound: caches fill over a session)."""
+        peak = self.host_rss.get("VmHWM")
+        return peak is None or self.host_planned is None or peak <= self.host_planned + TOLERANCE_ABS
+
+    @property
     def ok(self) -> bool:
-        return all(t.agrees for t in self.terms)
+        return all(t.agrees for t in self.terms) and self.host_within_plan
 
     def render(self) -> str:
         width = max(len(t.label) for t in self.terms)
@@ -87,11 +94,21 @@ class SyntheticReport(BaseModel):
                 + ", ".join(f"{k} {gb(v)}" for k, v in self.host_rss.items())
                 + " (RssFile: the weights' mapped pages it touched)"
             )
+        if self.host_planned is not None and "VmHWM" in self.host_rss:
+            lines.append(
+                f"  {'host RAM, peak':<{width}}  {gb(self.host_planned):>9}  {gb(self.host_rss['VmHWM']):>9}  "
+                + ("ok" if self.host_within_plan else "OVER")
+                + " (plan: the host side at most; measured: the peak RSS, VmHWM)"
+            )
         if self.gpu_process_bytes is not None:
             lines.append(f"  GPU memory of the process (nvidia-smi): {gb(self.gpu_process_bytes)}")
         if self.drafted is not None:
             lines.append(f"  drafted tokens: {self.drafted}, accepted: {self.accepted}")
         verdict = "every term within 10% or 0.25 GB" if self.ok else "some terms are off by more than 10% and 0.25 GB"
+        if not self.host_within_plan:
+            verdict = "the peak RSS is over the plan's host side" + (
+                "" if all(t.agrees for t in self.terms) else "; " + verdict
+            )
         lines.append(f"{verdict}; log: {self.log}")
         return "\n".join(lines)
 
@@ -191,6 +208,7 @@ def run_synthetic(
         accepted=int(accepted) if accepted is not None else None,
         gpu_process_bytes=gpu,
         host_rss=rss,
+        host_planned=plan.host_total,
         log=str(server.log_path),
     )
 
@@ -211,10 +229,10 @@ def _gpu_process_bytes(pid: int) -> int | None:
 
 
 def _host_rss(pid: int) -> dict[str, int]:
-    """VmRSS, RssAnon and RssFile of a process (Linux), in bytes; empty where /proc has none."""
+    """VmRSS, RssAnon, RssFile and VmHWM (the peak RSS) of a process (Linux), in bytes; empty where /proc has none."""
     try:
         text = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return {}
-    found = re.findall(r"^(VmRSS|RssAnon|RssFile):\s+(\d+) kB", text, re.MULTILINE)
+    found = re.findall(r"^(VmHWM|VmRSS|RssAnon|RssFile):\s+(\d+) kB", text, re.MULTILINE)
     return {name: int(kb) * 1024 for name, kb in found}

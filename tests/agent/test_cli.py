@@ -221,7 +221,8 @@ def test_a_transcript_folder_that_cannot_be_written_is_an_error_line(tmp_path, m
 
 SEED_DFLASH_FLAGS = (
     "--spec-type dflash --spec-dflash-cross-ctx 1024 --host 127.0.0.1 --port 8910 -np 1 --kv-unified -ngl all "
-    "--spec-draft-ngl all -b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock "
+    "--spec-draft-ngl all -b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --ctx-checkpoints 8 "
+    "--jinja --no-mmap --mlock "
     "--no-host --metrics --log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
 )
 
@@ -230,6 +231,13 @@ def _no_downloads(tmp_path, monkeypatch):
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))  # no engine built, no Gemma cached
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # a download attempt would fail loudly
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    fake_ram(monkeypatch, 64 * 1024**3)  # the plans' host side, whatever this machine has free now
+
+
+def fake_ram(monkeypatch, size: int) -> None:
+    import inference.hardware
+
+    monkeypatch.setattr(inference.hardware, "ram_available", lambda memory=None: size)
 
 
 def test_serve_plan_fits_24_gib_and_prints_the_seed_command(tmp_path, monkeypatch):
@@ -250,6 +258,22 @@ def test_serve_plan_on_16_gib_exits_1_and_says_what_does_not_fit(tmp_path, monke
     assert "does not fit" in result.stdout and "target weights alone" in result.stdout
     printed = runner.invoke(app, ["serve", "--profile", "gemma4-31b", "--print-args"])
     assert printed.exit_code == 0 and "--cache-type-k q5_0" in printed.stdout  # nothing downloaded, no check
+
+
+def test_serve_plan_exits_1_when_the_host_side_does_not_fit_ram_and_takes_lower_values(tmp_path, monkeypatch):
+    _no_downloads(tmp_path, monkeypatch)
+    fake_ram(monkeypatch, 8 * 1024**3)
+    argv = ["serve", "--profile", "gemma4-31b-dflash", "--plan", "--gpu-memory", "24GiB"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 1, result.output
+    assert (
+        "does not fit host RAM: the host terms need up to 11.22 GB, this machine has 8.59 GB (available RAM)"
+        in result.stdout
+    )
+    assert "lower --ctx-checkpoints" in result.stdout
+    fewer = runner.invoke(app, [*argv, "--ctx-checkpoints", "2"])  # 2 x 1.26 GB + 1.16 GB of embeddings
+    assert fewer.exit_code == 0, fewer.output
+    assert "--ctx-checkpoints 2" in fewer.stdout and "host RAM at most 3.67 GB of 8.59 GB" in fewer.stdout
 
 
 def test_a_malformed_profile_is_one_line_for_serve_plan_and_run(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import inference.hardware
 from inference.hardware import Hardware, cpu_has_amx
 from inference.profiles import BUILTIN_PROFILES, ProfileError
 from inference.server import check_fits
@@ -21,10 +22,20 @@ def test_gpus_are_read_from_nvidia_smi(tmp_path, monkeypatch):
 
 def test_a_profile_that_cannot_fit_is_refused_before_launch(tmp_path, monkeypatch):
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path))  # catalog facts: nothing downloaded
+    monkeypatch.setattr(inference.hardware, "ram_available", lambda memory=None: 16 * 1024**3)
     huge = BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"ctx_size": 50_000_000})
     with pytest.raises(ProfileError, match=r"does not fit: needs .* GB, cpu has .* \(available RAM\)"):
         check_fits(huge, {})
     check_fits(BUILTIN_PROFILES["qwen-cpu"], {})
+
+
+def test_a_profile_whose_host_side_does_not_fit_ram_is_refused_before_launch(tmp_path, monkeypatch):
+    """The same refusal as a device misfit: qwen-cpu's buffers fit 4 GiB, its 8 GiB prompt cache beside them not."""
+    monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path))
+    monkeypatch.setattr(inference.hardware, "ram_available", lambda memory=None: 4 * 1024**3)
+    with pytest.raises(ProfileError, match=r"'qwen-cpu': does not fit host RAM: .* lower --cache-ram"):
+        check_fits(BUILTIN_PROFILES["qwen-cpu"], {})
+    check_fits(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": 512}), {})
 
 
 def test_gpu_profile_without_a_gpu_is_refused(tmp_path, monkeypatch):

@@ -12,9 +12,9 @@ import pytest
 
 from inference.memplan import plan_profile
 from inference.models import GEMMA4_31B, GEMMA4_31B_DFLASH
-from inference.plans.llama_server import build_plan
+from inference.plans.llama_server import build_plan, largest_contexts
 from inference.plans.terms import kv_cache_bytes, model_facts, parse_size
-from inference.profiles import BUILTIN_PROFILES, ProfileError
+from inference.profiles import BUILTIN_PROFILES, ProfileError, get_profile, load_profiles, with_overrides
 from inference.shapes.shape import ModelShape, ShapeError
 
 GIB = 1024**3
@@ -223,15 +223,88 @@ def test_python_engine_plan_without_gpus_or_facts_says_why(monkeypatch):
 
 
 def test_host_ram_side_counts_checkpoints_prompt_cache_and_pinned_weights():
-    """32 sliding-window checkpoints per slot at the DFlash profile's f16 KV are about 1.26 GB each (40 GB), the
-    baseline's default prompt cache is 8 GiB, and --mlock pins both files."""
-    from inference.profiles import get_profile
-
-    dflash = {
-        t.label: t.bytes for t in plan_profile(get_profile("gemma4-31b-dflash"), gpu_memory=24 * 1024**3).host_terms
-    }
-    assert dflash["context checkpoints"] == 32 * 50 * 16 * 256 * 4 * 1536  # 1.26 GB each
+    """A sliding-window checkpoint at the DFlash profile's f16 KV is 1.26 GB (8 per slot as the profile sets, the
+    engine's 32 when unset), the baseline's default prompt cache is 8 GiB, and --mlock pins what llama.cpp keeps on
+    the CPU: with every layer on the GPU, the target's Q6_K token embeddings alone; else the files."""
+    dflash_profile = get_profile("gemma4-31b-dflash")
+    one = 50 * 16 * 256 * 4 * 1536  # sliding layers x KV heads x head size x (K + V at 2 B) x (window + ubatch)
+    dflash = host_bytes(dflash_profile)
+    assert dflash["context checkpoints"] == 8 * one and one == 1_258_291_200
     assert "prompt cache" not in dflash  # the guide's command sets --cache-ram 0
-    assert dflash["weights pinned (--mlock)"] > 18e9
-    baseline = {t.label: t.bytes for t in plan_profile(get_profile("gemma4-31b"), gpu_memory=24 * 1024**3).host_terms}
+    assert dflash["weights pinned (--mlock)"] == 5376 * 262144 // 256 * 210  # token_embd Q6_K: 1.16 GB
+    assert host_bytes(dflash_profile.model_copy(update={"ctx_checkpoints": None}))["context checkpoints"] == 32 * one
+    assert "context checkpoints" not in host_bytes(dflash_profile.model_copy(update={"ctx_checkpoints": 0}))
+    partial = host_bytes(dflash_profile.model_copy(update={"gpu_layers": "40"}))["weights pinned (--mlock)"]
+    assert partial == model_facts("gemma4-31b").weights + model_facts("gemma4-31b-dflash").weights
+    baseline = host_bytes(get_profile("gemma4-31b"))
     assert baseline["prompt cache"] == 8192 * 1024**2 and "weights pinned (--mlock)" not in baseline
+    assert baseline["context checkpoints"] == 8 * one * (22 / 32 + 20 / 32) / 4  # q5_0/q4_1: 0.41 GB each
+
+
+def host_bytes(profile) -> dict[str, int]:
+    return {t.label: t.bytes for t in plan_profile(profile, gpu_memory=24 * GIB).host_terms}
+
+
+def fake_ram(monkeypatch, size: int) -> None:
+    """This machine's available RAM, as the plan reads it."""
+    import inference.hardware
+
+    monkeypatch.setattr(inference.hardware, "ram_available", lambda memory=None: size)
+
+
+def test_a_host_side_that_does_not_fit_ram_is_a_misfit_naming_the_flag_to_lower(monkeypatch):
+    fake_ram(monkeypatch, 64 * GIB)
+    dflash = get_profile("gemma4-31b-dflash")
+    fits = plan_profile(dflash, gpu_memory=24 * GIB)
+    assert fits.fits and fits.host_total == 8 * 1_258_291_200 + 1_156_055_040
+    assert "host RAM at most 11.22 GB of 68.72 GB (available RAM)" in fits.verdict()
+    fake_ram(monkeypatch, 8 * GIB)
+    short = plan_profile(dflash, gpu_memory=24 * GIB)
+    assert short.fits_device and not short.fits and "\n" not in short.verdict()
+    assert short.verdict().startswith(
+        "does not fit host RAM: the host terms need up to 11.22 GB, this machine has 8.59 GB"
+    )
+    assert "lower --ctx-checkpoints (`ctx_checkpoints` in a profile) or drop --mlock" in short.verdict()
+    assert "does not fit host RAM" in short.render()
+    # the baseline's largest host term is its prompt cache
+    fake_ram(monkeypatch, 10 * GIB)
+    baseline = plan_profile(get_profile("gemma4-31b"), gpu_memory=24 * GIB)
+    assert not baseline.fits and "short by 1.16 GB; lower --cache-ram" in baseline.verdict()
+    # a CPU profile: its buffers fit, but not with the 8 GiB prompt cache beside them
+    fake_ram(monkeypatch, 4 * GIB)
+    cpu = plan_profile(BUILTIN_PROFILES["qwen-cpu"])
+    assert cpu.fits_device and not cpu.fits
+    assert "the host terms and the CPU's need up to 10.55 GB" in cpu.verdict() and "--cache-ram" in cpu.verdict()
+    assert plan_profile(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": 1024})).fits
+
+
+def test_the_largest_context_table_is_about_the_card_not_the_host(monkeypatch):
+    fake_ram(monkeypatch, 1 * GIB)
+    table = largest_contexts(get_profile("gemma4-31b-mtp"), gpu_memory=24 * GIB, cache_types=["q8_0"])
+    assert "q8_0/q8_0  123,392 tokens" in table
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, p in BUILTIN_PROFILES.items() if p.engine == "llama-server" and p.device == "gpu"]
+)
+def test_every_gpu_gemma_profile_host_side_fits_a_desktop_with_its_own_settings(monkeypatch, name):
+    """64 GB of RAM with room to spare; under 16 GB, so half a 32 GB desktop is left to the system and the agent."""
+    fake_ram(monkeypatch, 64 * GIB)
+    plan = plan_profile(BUILTIN_PROFILES[name], gpu_memory=80 * GIB)
+    assert plan.fits_host and plan.host_total < 16e9, plan.render()
+    assert {"context checkpoints"} <= {t.label for t in plan.host_terms}
+
+
+def test_a_user_profile_and_the_cli_values_change_the_host_side(tmp_path, monkeypatch):
+    fake_ram(monkeypatch, 64 * GIB)
+    user = tmp_path / "profiles.toml"
+    user.write_text('[profiles.long]\nextends = "gemma4-31b-dflash"\nctx_checkpoints = 32\ncache_ram = 8192\n')
+    long = load_profiles(user)["long"]
+    terms = host_bytes(long)
+    assert terms["context checkpoints"] == 32 * 1_258_291_200 and terms["prompt cache"] == 8192 * 1024**2
+    fake_ram(monkeypatch, 32 * GIB)
+    assert not plan_profile(long, gpu_memory=24 * GIB).fits  # 40.3 + 8.6 + 1.2 GB
+    fewer = with_overrides(long, ctx_checkpoints=4, cache_ram=0)
+    assert plan_profile(fewer, gpu_memory=24 * GIB).fits
+    with pytest.raises(ProfileError, match="cache_ram: llama-server settings"):
+        with_overrides(BUILTIN_PROFILES["gemma4-31b-dflash-vllm"], cache_ram=0)

@@ -43,6 +43,40 @@ def test_gemma_profiles_render_exactly_the_guide_commands():
     assert render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, PATHS, "0.0.0.0", 8910) == GUIDE_DFLASH.split()
 
 
+def with_checkpoints(command: str, after: str, flag: str = "--ctx-checkpoints") -> list[str]:
+    """The guide's command with the profiles' host-RAM limit on checkpoints, where the renderer puts it."""
+    return command.replace(after, f"{after} {flag} 8").split()
+
+
+@pytest.mark.parametrize("engine_name", ["beellama-v0.2", "beellama-v0.4", "upstream"])
+def test_every_dialect_gets_the_checkpoint_limit(engine_name):
+    """Each engine's real flag table has `--ctx-checkpoints`; the guide's commands gain `--ctx-checkpoints 8`."""
+    from inference.engines.capabilities import known_engine
+
+    caps = known_engine(engine_name).capabilities()
+    paths = PATHS | {"gemma4-31b-dflash-upstream": Path("d.gguf"), "gemma4-31b-mtp": Path("m.gguf")}
+    written_for = [p for p in BUILTIN_PROFILES.values() if engine_name in p.engines]
+    assert len(written_for) >= 3
+    for profile in written_for:
+        args = render(profile, caps, paths, "127.0.0.1", 1)
+        assert args[args.index("--ctx-checkpoints") + 1] == "8", profile.name
+    if engine_name == "beellama-v0.2":
+        dflash = render(BUILTIN_PROFILES["gemma4-31b-dflash"], caps, PATHS, "0.0.0.0", 8910)
+        assert dflash == with_checkpoints(GUIDE_DFLASH, "--cache-ram 0")
+    baseline = render(BUILTIN_PROFILES["gemma4-31b"], caps, PATHS, "0.0.0.0", 8910)
+    assert baseline == with_checkpoints(GUIDE_BASELINE, "--flash-attn on")
+
+
+def test_the_checkpoint_flag_follows_the_engine():
+    """An engine with only the flag's first name gets that one; one with neither keeps no checkpoints to limit."""
+    older = beellama_caps().model_copy(update={"flags": [*beellama_caps().flags, "--swa-checkpoints"]})
+    args = render(BUILTIN_PROFILES["gemma4-31b"], older, PATHS, "0.0.0.0", 8910)
+    assert args == with_checkpoints(GUIDE_BASELINE, "--flash-attn on", "--swa-checkpoints")
+    assert "--ctx-checkpoints" not in render(BUILTIN_PROFILES["gemma4-31b"], beellama_caps(), PATHS, "0.0.0.0", 1)
+    unset = BUILTIN_PROFILES["qwen-cpu"]  # the CPU profiles keep the engine's default
+    assert unset.ctx_checkpoints is None and "--ctx-checkpoints" not in render(unset, older, PATHS, "127.0.0.1", 1)
+
+
 def test_dflash_follows_the_upstream_dialect(engine):
     args = render(BUILTIN_PROFILES["gemma4-31b-dflash"], engine.capabilities, PATHS, "127.0.0.1", 8910)
     assert args[args.index("--spec-type") + 1] == "draft-dflash"

@@ -329,13 +329,14 @@ def test_default_jobs_follow_free_ram_as_well_as_cores():
 SEED_DFLASH = (
     "-m gemma-4-31B-it-Q4_K_S.gguf --spec-draft-model gemma4-31b-it-dflash-Q5_K_M.gguf --spec-type dflash "
     "--spec-dflash-cross-ctx 1024 --host 0.0.0.0 --port 8910 -np 1 --kv-unified -ngl all --spec-draft-ngl all "
-    "-b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --jinja --no-mmap --mlock --no-host --metrics "
-    "--log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
+    "-b 2048 -ub 512 --ctx-size 32768 --flash-attn on --cache-ram 0 --ctx-checkpoints 8 --jinja --no-mmap --mlock "
+    "--no-host --metrics --log-timestamps --log-prefix --reasoning off --temp 0.7 --top-k 64 --top-p 0.95 --min-p 0.0"
 )
 
 
 def test_the_real_beellama_v020_help_renders_the_seed_command_token_for_token():
-    """SEED-NOTES.md section 4, from the real `--help` of a v0.2.0 build (the default pin)."""
+    """SEED-NOTES.md section 4, from the real `--help` of a v0.2.0 build (the default pin), with the profile's
+    limit on host-RAM checkpoints (`--ctx-checkpoints 8`, inference/profiles.py says why)."""
     from pathlib import Path
 
     from inference.engines.capabilities import default_capabilities

@@ -53,3 +53,16 @@ def test_dflash_upstream_drafts_on_a_synthetic_gemma(engine):
     report = run_synthetic(profile, engine_key=engine.key, layers=6, max_tokens=8)
     assert report.drafted is not None and report.drafted > 0, report.render()
     assert report.ok, report.render()
+
+
+def test_the_peak_rss_is_judged_against_the_plans_host_side():
+    """The host side is an upper bound (caches fill over a session): a peak RSS under it passes, one over fails."""
+    from inference.shapes.synthrun import SyntheticReport, TermCheck
+
+    term = TermCheck(label="target KV cache", planned=150 * MIB, measured=150 * MIB)
+    under = SyntheticReport(
+        profile="p", command="", terms=[term], host_rss={"VmHWM": 2000 * MIB}, host_planned=9000 * MIB, log="x"
+    )
+    assert under.ok and "host RAM, peak" in under.render() and "ok (plan: the host side at most" in under.render()
+    over = under.model_copy(update={"host_rss": {"VmHWM": 9500 * MIB}})
+    assert not over.ok and "OVER" in over.render() and "the peak RSS is over the plan's host side" in over.render()
