@@ -43,7 +43,7 @@ while (($#)); do
         --jobs) JOBS=$2; shift 2 ;;
         --prompt-tokens) PROMPT_TOKENS=$2; shift 2 ;;
         --gen-tokens) GEN_TOKENS=$2; shift 2 ;;
-        -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "device-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -67,6 +67,7 @@ OUTDIR=$(cd "$OUTDIR" && pwd) WORK=$(cd "$WORK" && pwd)
 [[ -d $CARRY ]] && CARRY=$(cd "$CARRY" && pwd)
 rm -f "$WORK"/report/*.json "$WORK/report/steps.jsonl" "$WORK/engine-key" "$WORK/llama-server-path"
 exec > >(tee "$OUTDIR/device-check.log") 2>&1
+TEE=$!
 # the agent's own folders inside the work folder: its cache (engines, synthetic files, server logs), no user config
 export DFLASH_AGENT_CACHE=$WORK/cache XDG_CONFIG_HOME=$WORK/config XDG_STATE_HOME=$WORK/state
 export PYTHONPATH=$WORK/site:$REPO${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
@@ -263,4 +264,6 @@ fi
 
 say "report: $OUTDIR/device-check.json ($((SECONDS - START))s in all)"
 report merge "$WORK" "$OUTDIR/device-check.json"
+exec >&- 2>&-
+wait "$TEE"  # the log is whole before the caller collects $OUT
 exit $STATUS

@@ -51,7 +51,7 @@ while (($#)); do
         --python-version) PYVER=$2; shift 2 ;;
         --limit-mib) LIMIT_MIB=$2; shift 2 ;;
         --list-kept) kept_files "$2"; exit 0 ;;
-        -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "device-prepare: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
