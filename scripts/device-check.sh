@@ -24,7 +24,8 @@
 # --out DIR (default $OUT, else device-check-out), --carry DIR (default .device-carry), --work DIR (default
 # .device-work), --ctx-size N (default 32768), --llama-server PATH (register this binary instead of building),
 # --deadline S (seconds for the whole script: default 560 for cuda, 7200 for cpu), --build-timeout S (default 420
-# for cuda), --jobs N (default nproc), --prompt-tokens N, --gen-tokens N. Environment: PYTHON (default python3).
+# for cuda), --jobs N (default nproc), --prompt-tokens N, --gen-tokens N. Environment: PYTHON (default: the
+# checkout's .venv/bin/python if there is one, else python3).
 set -uo pipefail
 
 BACKEND=cuda ARCH="" SMALL=0 CTX=32768 LLAMA_SERVER="" JOBS="" DEADLINE="" BUILD_TIMEOUT="" PROMPT_TOKENS=""
@@ -43,7 +44,7 @@ while (($#)); do
         --jobs) JOBS=$2; shift 2 ;;
         --prompt-tokens) PROMPT_TOKENS=$2; shift 2 ;;
         --gen-tokens) GEN_TOKENS=$2; shift 2 ;;
-        -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "device-check: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -61,6 +62,8 @@ PROFILES=(gemma4-31b gemma4-31b-dflash-upstream)
 MODELS=(gemma4-31b gemma4-31b-dflash-upstream)
 
 REPO=$(pwd)
+# this checkout's venv where there is one (a rehearsal); else the machine's python3 plus the carried wheels
+[[ -z ${PYTHON:-} && -x .venv/bin/python ]] && PYTHON=$REPO/.venv/bin/python
 PYTHON=${PYTHON:-python3}
 mkdir -p "$OUTDIR" "$WORK/report" "$WORK/logs" || exit 2
 OUTDIR=$(cd "$OUTDIR" && pwd) WORK=$(cd "$WORK" && pwd)
