@@ -116,7 +116,9 @@ unpack() {  # the pruned source, where sdist_tree() looks for llama-cpp-python V
     if [[ -f $dest/.unpacked ]]; then
         echo "already unpacked in $dest"
     else
-        rm -rf "$dest" && mkdir -p "$dest" && tar -C "$dest" -xJf "$CARRY/llama.cpp-src.tar.xz" || return 1
+        rm -rf "$dest" && mkdir -p "$dest" || return 1
+        tar -C "$dest" -xJf "$CARRY/llama.cpp-src.tar.xz" || "$PYTHON" -c 'import sys, tarfile  # no xz program
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' "$CARRY/llama.cpp-src.tar.xz" "$dest" || return 1
         touch "$dest/.unpacked"
     fi
     echo "$dest/llama_cpp_python-$version/vendor/llama.cpp" | tee "$WORK/source-tree"
