@@ -180,9 +180,8 @@ GUIDE_GPU = dict(device="gpu", parallel=1, gpu_layers="all", batch=2048, ubatch=
 # 8192 tokens of a long prefill) in 10.1 GB or 3.3 GB. With the prompt cache each GPU profile's host side stays
 # under 16 GB, half a 32 GB desktop: q5_0/q4_1 3.3 + the default 8 GiB cache 8.59 = 11.9 GB; the DFlash command
 # (f16, cache off) 10.1 + the 1.16 GB of token embeddings --mlock pins (llama.cpp keeps them on the CPU with every
-# layer on the GPU) = 11.2 GB; f16 with a 4 GiB cache 10.1 + 4.29 = 14.4 GB. The CPU Qwen profiles keep the
-# engine's defaults: Qwen2.5 has no sliding-window layers (no checkpoints), and 2.0 GB of weights and buffers + the
-# 8 GiB cache = 10.6 GB fit a 16 GB machine. A user profile or `agent serve --cache-ram N --ctx-checkpoints N` changes them.
+# layer on the GPU) = 11.2 GB; f16 with a 4 GiB cache 10.1 + 4.29 = 14.4 GB. Qwen2.5 has no sliding-window
+# layers (no checkpoints); the CPU Qwen profiles' prompt cache is below (CPU_QWEN). A user profile or `agent serve --cache-ram N --ctx-checkpoints N` changes them.
 CTX_CHECKPOINTS_GPU = 8
 CACHE_RAM_F16 = 4096  # MiB: the prompt cache of the f16 profiles that keep one
 GUIDE_DFLASH = dict(  # the seed guide's DFlash command, beyond the GPU settings it shares with the baseline
@@ -216,7 +215,12 @@ PYTHON_ENGINE_DFLASH = dict(
 )
 VLLM_RECIPE = dict(attention_backend="triton_attn", draft_attention_backend="flash_attn")
 SGLANG_RECIPE = dict(attention_backend="triton", draft_attention_backend="fa4")
-CPU_QWEN = dict(device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parallel=1, batch=512, ubatch=512)
+# The engine's 8 GiB prompt cache would make a 1.5B model ask 10.6 GB of host RAM and refuse an 8 GB laptop; at
+# Qwen2.5-Coder-1.5B's 28 KiB of KV per token, 2 GiB still holds ~75k tokens of prompts (nine full 8k contexts),
+# and one agent session reuses its own slot's cache without it. Host side: 2.0 GB + 2.1 GB.
+CPU_QWEN = dict(
+    device="cpu", target="qwen2.5-coder-1.5b", ctx_size=8192, parallel=1, batch=512, ubatch=512, cache_ram=2048
+)
 
 BUILTIN_PROFILES: dict[str, Profile] = {
     p.name: p

@@ -30,11 +30,12 @@ def test_a_profile_that_cannot_fit_is_refused_before_launch(tmp_path, monkeypatc
 
 
 def test_a_profile_whose_host_side_does_not_fit_ram_is_refused_before_launch(tmp_path, monkeypatch):
-    """The same refusal as a device misfit: qwen-cpu's buffers fit 4 GiB, its 8 GiB prompt cache beside them not."""
+    """The same refusal as a device misfit: qwen-cpu's buffers fit 4 GiB, the engine's default 8 GiB prompt cache
+    beside them not."""
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path))
     monkeypatch.setattr(inference.hardware, "ram_available", lambda memory=None: 4 * 1024**3)
     with pytest.raises(ProfileError, match=r"'qwen-cpu': does not fit host RAM: .* lower --cache-ram"):
-        check_fits(BUILTIN_PROFILES["qwen-cpu"], {})
+        check_fits(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": None}), {})
     check_fits(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": 512}), {})
 
 

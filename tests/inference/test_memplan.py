@@ -270,12 +270,15 @@ def test_a_host_side_that_does_not_fit_ram_is_a_misfit_naming_the_flag_to_lower(
     fake_ram(monkeypatch, 10 * GIB)
     baseline = plan_profile(get_profile("gemma4-31b"), gpu_memory=24 * GIB)
     assert not baseline.fits and "short by 1.16 GB; lower --cache-ram" in baseline.verdict()
-    # a CPU profile: its buffers fit, but not with the 8 GiB prompt cache beside them
+    # a CPU profile: its buffers fit, but not with the engine's 8 GiB prompt cache beside them; the profile's
+    # own 2 GiB cache fits an 8 GB laptop
     fake_ram(monkeypatch, 4 * GIB)
-    cpu = plan_profile(BUILTIN_PROFILES["qwen-cpu"])
+    cpu = plan_profile(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": None}))
     assert cpu.fits_device and not cpu.fits
     assert "the host terms and the CPU's need up to 10.55 GB" in cpu.verdict() and "--cache-ram" in cpu.verdict()
     assert plan_profile(BUILTIN_PROFILES["qwen-cpu"].model_copy(update={"cache_ram": 1024})).fits
+    fake_ram(monkeypatch, 6 * GIB)
+    assert plan_profile(BUILTIN_PROFILES["qwen-cpu"]).fits
 
 
 def test_the_largest_context_table_is_about_the_card_not_the_host(monkeypatch):
