@@ -45,15 +45,19 @@ def test_add_list_test_remove_a_user_server(home):
 
 @pytest.mark.slow
 def test_project_server_is_refused_until_approved(home):
+    # a project's server lives in the project (it runs sandboxed: a checkout under /tmp is not visible there)
+    script = home / "release_server.py"
+    script.write_text(EXAMPLE.read_text())
     (home / ".mcp.json").write_text(
-        json.dumps({"mcpServers": {"release": {"command": sys.executable, "args": [str(EXAMPLE)]}}})
+        json.dumps({"mcpServers": {"release": {"command": sys.executable, "args": [str(script)]}}})
     )
     refused = runner.invoke(app, ["mcp", "test", "release"])
     assert refused.exit_code == 1 and "not approved" in refused.output
     assert "needs approval" in runner.invoke(app, ["mcp", "list"]).output
     approved = runner.invoke(app, ["mcp", "approve", "release"])
-    assert approved.exit_code == 0 and str(EXAMPLE) in approved.output
-    assert runner.invoke(app, ["mcp", "test", "release"]).exit_code == 0
+    assert approved.exit_code == 0 and str(script) in approved.output
+    tested = runner.invoke(app, ["mcp", "test", "release"])
+    assert tested.exit_code == 0, tested.output
 
 
 def test_failing_server_exits_nonzero_with_the_cause(home):

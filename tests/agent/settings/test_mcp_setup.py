@@ -48,13 +48,17 @@ def project_with_server(path: Path, name: str, entry: dict) -> Path:
 
 @pytest.mark.slow
 def test_project_server_needs_approval_and_then_connects(isolated_user_dirs):
+    # a project's server lives in the project (it runs sandboxed: a checkout under /tmp is not visible there)
+    script = isolated_user_dirs / "p" / "release_server.py"
+    script.parent.mkdir()
+    script.write_text(EXAMPLE.read_text())
     project = project_with_server(
-        isolated_user_dirs / "p", "release", {"command": sys.executable, "args": [str(EXAMPLE)]}
+        isolated_user_dirs / "p", "release", {"command": sys.executable, "args": [str(script)]}
     )
     notes: list[str] = []
     with mcp_session(Config(), project, notes.append) as tools:  # no terminal here: not approved, skipped
         assert tools == []
-    assert "not approved" in notes[0] and "agent mcp approve release" in notes[0] and str(EXAMPLE) in notes[0]
+    assert "not approved" in notes[0] and "agent mcp approve release" in notes[0] and str(script) in notes[0]
 
     approvals().approve(configured_servers(project).servers[0])
     notes.clear()
