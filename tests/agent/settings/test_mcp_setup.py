@@ -103,13 +103,16 @@ def test_our_secrets_never_reach_a_server_unless_named(isolated_user_dirs, monke
 def test_real_model_calls_an_mcp_tool_and_uses_its_result(isolated_user_dirs, monkeypatch, qwen_path):
     from agent.workflows.runs import run_task
 
+    script = isolated_user_dirs / "repo" / "release_server.py"  # in the project: its server runs sandboxed
+    script.parent.mkdir()
+    script.write_text(EXAMPLE.read_text())
     repo_dir = project_with_server(
         isolated_user_dirs / "repo",
         "release",
-        {"command": sys.executable, "args": [str(EXAMPLE)], "env": {"RELEASE_VERSION": "${RELEASE_VERSION}"}},
+        {"command": sys.executable, "args": [str(script)], "env": {"RELEASE_VERSION": "${RELEASE_VERSION}"}},
     )
     repo = git.Repo.init(repo_dir)
-    repo.index.add([".mcp.json"])
+    repo.index.add([".mcp.json", "release_server.py"])
     repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
     monkeypatch.setenv("RELEASE_VERSION", "4.12.7")  # a value the model cannot guess
     approvals().approve(configured_servers(repo_dir).servers[0])
