@@ -103,16 +103,19 @@ def test_our_secrets_never_reach_a_server_unless_named(isolated_user_dirs, monke
 def test_real_model_calls_an_mcp_tool_and_uses_its_result(isolated_user_dirs, monkeypatch, qwen_path):
     from agent.workflows.runs import run_task
 
-    script = isolated_user_dirs / "repo" / "release_server.py"  # in the project: its server runs sandboxed
-    script.parent.mkdir()
+    # the server's script in the project (its server runs sandboxed: a checkout under /tmp is not visible to it),
+    # ignored by git, so that the model is shown the same project as without it: only .mcp.json
+    script = isolated_user_dirs / "repo" / "mcp" / "release_server.py"
+    script.parent.mkdir(parents=True)
     script.write_text(EXAMPLE.read_text())
+    (isolated_user_dirs / "repo" / ".gitignore").write_text("mcp/\n")
     repo_dir = project_with_server(
         isolated_user_dirs / "repo",
         "release",
         {"command": sys.executable, "args": [str(script)], "env": {"RELEASE_VERSION": "${RELEASE_VERSION}"}},
     )
     repo = git.Repo.init(repo_dir)
-    repo.index.add([".mcp.json", "release_server.py"])
+    repo.index.add([".mcp.json", ".gitignore"])
     repo.index.commit("init", author=git.Actor("t", "t@t"), committer=git.Actor("t", "t@t"))
     monkeypatch.setenv("RELEASE_VERSION", "4.12.7")  # a value the model cannot guess
     approvals().approve(configured_servers(repo_dir).servers[0])
