@@ -126,7 +126,7 @@ def build_plan(
         terms=terms,
         available=available,
         available_from=available_from,
-        host_terms=host_terms(profile, target, draft, ubatch),
+        host_terms=host_terms(profile, target, draft, ubatch, kv),
         host_available=host_available,
         host_available_from=host_available_from,
     )
@@ -225,13 +225,14 @@ CTX_CHECKPOINTS_DEFAULT = 32  # llama.cpp and BeeLlama v0.2 (common/common.h n_c
 CACHE_RAM_DEFAULT_MIB = 8192  # llama-server's --cache-ram default (common/common.h cache_ram_mib)
 
 
-def host_terms(profile, target: ModelFacts, draft: ModelFacts | None, ubatch: int) -> list[PlanTerm]:
+def host_terms(profile, target: ModelFacts, draft: ModelFacts | None, ubatch: int, target_kv: int) -> list[PlanTerm]:
     """Host RAM llama-server can take beyond its buffers, at most: the prompt cache (`--cache-ram`, 8 GiB unless
     set; tools/server/server-task.cpp evicts to stay under it), sliding-window context checkpoints
     (`--ctx-checkpoints`, 32 per slot unless set; each a copy of one slot's sliding-window KV cache: 1.26 GB at
     f16 for Gemma 4 31B), and on a GPU the weights that --no-mmap / --mlock keep in RAM: the tensors llama.cpp
     holds in host buffers (src/llama-model.cpp locks only those), with every layer on the GPU the token
-    embeddings alone. A CPU profile's weights are among its device terms already."""
+    embeddings alone. A CPU profile's weights are among its device terms already. `target_kv`: the target's KV
+    cache as the plan sized it (an unlimited prompt cache holds as much)."""
     terms = []
     cache_mib = CACHE_RAM_DEFAULT_MIB if profile.cache_ram is None else profile.cache_ram
     cache_lower = "lower --cache-ram (`cache_ram` in a profile; 0 turns the prompt cache off)"
@@ -245,19 +246,10 @@ def host_terms(profile, target: ModelFacts, draft: ModelFacts | None, ubatch: in
             )
         )
     elif cache_mib < 0:  # no size limit: the cache keeps prompt states of up to ctx-size tokens in all
-        kv, _ = kv_cache_bytes(
-            target.shape,
-            profile.ctx_size,
-            ubatch=ubatch,
-            seqs=profile.parallel,
-            unified=profile.kv_unified,
-            cache_type_k=profile.cache_type_k,
-            cache_type_v=profile.cache_type_v,
-        )
         terms.append(
             PlanTerm(
                 label="prompt cache",
-                bytes=kv,
+                bytes=target_kv,
                 detail=f"--cache-ram {cache_mib}: no size limit, ctx-size tokens of prompt states (at least)",
                 lower=cache_lower,
             )
