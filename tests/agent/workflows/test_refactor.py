@@ -324,7 +324,7 @@ def test_node_and_rust_repos_are_verified_with_their_own_test_command(scripted, 
 
 # what the test asserts holds at any step count and reply length (a rename is a few short edits; a runaway reply
 # of the default 2,048 tokens costs minutes)
-E2E_CONFIG = Config(n_ctx=8192, max_steps=3, max_tokens=512, command_timeout=60)
+E2E_CONFIG = Config(n_ctx=8192, max_steps=2, max_tokens=384, command_timeout=60)
 E2E_VERIFY = "python -m pytest -q && ! grep -rn --include='*.py' calc_total ."  # tests pass, no old name left
 E2E_VARIANTS = {  # two small shops that use calc_total in different ways (two show "one at a time")
     "shop_b": {
