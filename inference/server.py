@@ -239,7 +239,7 @@ class ManagedServer(ManagedProcess):
         if self.check_memory:
             check_fits(self.profile, paths)
         argv = [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
-        return argv + without_broken_amx(self.engine)
+        return argv + [flag for flag in without_broken_amx(self.engine) if flag not in argv]
 
     def prepare(self) -> list[str]:
         """Local RPC workers first (when the profile has them), then the command that connects to them."""

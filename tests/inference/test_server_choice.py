@@ -104,3 +104,23 @@ def test_a_drafter_of_the_wrong_format_is_refused_before_any_download(cache, mon
     with pytest.raises(ProfileError, match=r"is a DFlash drafter .*gemma4-assistant"):
         ManagedServer(v04, mtp_with_dflash, check_memory=False).argv()
     assert not (cache / "models").exists() or not any((cache / "models").iterdir())
+
+
+def test_a_profile_that_already_skips_repacking_gets_the_flag_once(cache, monkeypatch, tmp_path):
+    """`agent serve --synthetic` adds `--no-repack` itself on a CPU; with an engine registered by path (its
+    patches unknown) the AMX guard adds it too: one flag on the command line, not two."""
+    import inference.server
+    from inference.server import ManagedServer
+
+    caps = default_capabilities()
+    caps = caps.model_copy(update={"flags": [*caps.flags, "--no-repack"]})
+    unpatched = record(cache, "old", "cpu", caps, age=10)
+    monkeypatch.setattr(inference.server, "cpu_has_amx", lambda: True)
+    profile = BUILTIN_PROFILES["qwen-cpu"]
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"")
+    paths = dict.fromkeys(profile.models(), model)
+    plain = ManagedServer(unpatched, profile, model_paths=paths, check_memory=False).argv()
+    skipping = profile.model_copy(update={"extra_args": [*profile.extra_args, "--no-repack"]})
+    twice = ManagedServer(unpatched, skipping, model_paths=paths, check_memory=False).argv()
+    assert plain.count("--no-repack") == 1 and twice.count("--no-repack") == 1
