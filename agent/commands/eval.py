@@ -73,6 +73,10 @@ def run_cmd(
         raise UserError(f"unknown --mode {mode!r}; use agent, single-reply or command")
     if (mode == "command") != bool(agent_command):
         raise UserError("--agent-command goes with --mode command (and --mode command needs it)")
+    if agent_command:
+        from agent.evals.peer import anchored
+
+        agent_command = anchored(agent_command, Path.cwd())
     seed_list = _seeds(seeds)
     tasks = _chosen(load_suite(suite), only)[:limit]
     from agent.evals.humaneval import PRESET

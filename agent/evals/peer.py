@@ -8,6 +8,8 @@ line is a JSON object with `steps` (and `status`), those are recorded. See examp
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 from agent.checks import project
@@ -20,6 +22,21 @@ from agent.workflows.runs import WorkflowResult
 from tools.shell import run_command
 
 PEER_TIMEOUT = 1800.0
+
+
+def anchored(command: str, base: Path) -> str:
+    """The command with each word that names a file relative to `base` (where the user typed it) made absolute:
+    it runs in each task's folder, where `examples/eval/peer.py` would name nothing."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command  # unbalanced quotes: the shell that runs it says so
+    for word in dict.fromkeys(words):
+        if word.startswith("-") or Path(word).is_absolute() or not (base / word).is_file():
+            continue
+        absolute = shlex.quote(str((base / word).resolve())).replace("\\", "\\\\")  # a replacement template
+        command = re.sub(rf"(?<![^\s=]){re.escape(word)}(?![^\s])", absolute, command)
+    return command
 
 
 def run_peer(command: str, task: EvalTask, work: Path, config: Config) -> WorkflowResult:

@@ -302,3 +302,27 @@ def test_a_task_folder_with_a_link_out_of_it_is_refused_in_one_line(tmp_path):
     (suite / "other").unlink()
     (task,) = load_folder_suite(suite)
     assert task.check_files["same.py"] == "HIDDEN TOP\n"
+
+
+def test_a_peer_command_naming_a_file_from_where_it_was_typed_finds_it_in_every_task_folder(tmp_path, monkeypatch):
+    """The peer runs in each task's folder; `python examples/eval/peer.py`, typed in the checkout as docs/eval.md
+    shows, names a file relative to where it was typed, so the CLI makes it absolute (it failed every task)."""
+    import shutil
+
+    home = Path.home() / f".dflash-eval-peer-{tmp_path.name}"  # not under /tmp: the sandbox has its own
+    (home / "peers").mkdir(parents=True)
+    try:
+        script = "import json; print('ran'); print(json.dumps({'status': 'finished', 'steps': 2}))\n"
+        (home / "peers" / "peer.py").write_text(script)
+        monkeypatch.chdir(home)
+        out = tmp_path / "o"
+        arguments = ["eval", "run", str(SUITE), "--tasks", "median-bug", "--out", str(out), "--seeds", "1"]
+        arguments += ["--endpoint", "http://127.0.0.1:9/v1", "--mode", "command", "--agent-command"]
+        result = CliRunner().invoke(app, [*arguments, "python3 peers/peer.py"])
+        assert result.exit_code == 0, result.output
+        (record,) = read_records(out / "results.jsonl")
+        assert record.error is None and record.steps == 2 and record.status == "finished", record
+        settings = json.loads((out / "settings.json").read_text())
+        assert settings["agent_command"] == f"python3 {home / 'peers' / 'peer.py'}"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
