@@ -25,6 +25,9 @@ MIB = 1024**2
 # buffer size = <n> MiB"; the drafter's follow the "loading draft model" line.
 BUFFER = re.compile(r"(\S+)\s+(model|KV|compute|output|RS) buffer size =\s*([\d.]+) MiB")
 DRAFT_START = re.compile(r"loading draft model|speculative_init|load_model: loading draft", re.IGNORECASE)
+# the end of llama.cpp's memory fitting (`-fit`), which builds a trial context first: BeeLlama v0.2.0 logs that
+# context's buffers at info level (a 0 MiB model and KV, a full compute buffer), so they are dropped here
+FIT_DONE = re.compile(r"fitting params to (?:free|device) memory took")
 TERM_OF = {
     ("target", "model"): "target weights",
     ("target", "KV"): "target KV cache",
@@ -114,13 +117,15 @@ class SyntheticReport(BaseModel):
 
 
 def parse_allocations(log_text: str) -> list[Allocation]:
-    """Every buffer the engine reported, the target's before the drafter's. (Memory fitting's trial contexts
-    log at debug level, below the trace level we ask for, so each buffer is reported once.)"""
+    """Every buffer the engine reported, the target's before the drafter's, less those of memory fitting's
+    trial context (upstream logs them at debug level, below the trace level we ask for; BeeLlama at info)."""
     found: list[Allocation] = []
     model = "target"
     for line in log_text.splitlines():
         if DRAFT_START.search(line):
             model = "draft"
+        if FIT_DONE.search(line):
+            found = [a for a in found if a.model != model]
         match = BUFFER.search(line)
         if match:
             buffer, kind, mib = match.groups()

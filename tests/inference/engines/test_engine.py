@@ -61,6 +61,52 @@ def test_a_patch_that_does_not_apply_is_left_out(tmp_path):
     assert applicable_patches(tmp_path) == []
 
 
+# BeeLlama v0.2.0's CPU scale op, as its tree has it (donQx/beellama.cpp at 285933ed, ggml/src/ggml-cpu/ops.cpp,
+# lines 4429-4452): F32 only, while its Gemma 4 graph scales the embeddings in BF16
+BEELLAMA_SCALE_OP = """\
+                s, b);
+        }
+    }
+}
+
+void ggml_compute_forward_scale(
+        const ggml_compute_params * params,
+        ggml_tensor * dst) {
+
+    const ggml_tensor * src0 = dst->src[0];
+
+    switch (src0->type) {
+        case GGML_TYPE_F32:
+            {
+                ggml_compute_forward_scale_f32(params, dst);
+            } break;
+        default:
+            {
+                GGML_ABORT("fatal error");
+            }
+    }
+}
+
+// ggml_compute_forward_set
+"""
+
+
+def test_the_bf16_scale_fix_applies_to_a_tree_without_it_and_only_there(tmp_path):
+    """Without it BeeLlama v0.2.0 aborts in its warm-up on any Gemma 4 file on a CPU. A tree that has the BF16
+    case (upstream's, or this one once patched) does not take it again (the sdist's: see the test above)."""
+    from inference.engines.engine_patches import applicable_patches, patched_copy
+
+    (tmp_path / "bee" / "ggml" / "src" / "ggml-cpu").mkdir(parents=True)
+    (tmp_path / "bee" / "ggml" / "src" / "ggml-cpu" / "ops.cpp").write_text(BEELLAMA_SCALE_OP)
+    patches = applicable_patches(tmp_path / "bee")
+    assert [p.stem for p in patches] == ["cpu-scale-bf16"]
+    fixed = patched_copy(tmp_path / "bee", patches, tmp_path / "fixed")
+    assert (
+        "ggml_compute_forward_scale_bf16(params, dst)" in (fixed / "ggml" / "src" / "ggml-cpu" / "ops.cpp").read_text()
+    )
+    assert applicable_patches(fixed) == []
+
+
 def test_a_second_build_is_served_from_the_cache(engine):
     started = time.monotonic()
     again = build_engine(EngineSource.parse("pypi-sdist"), engine.options, show_progress=False)

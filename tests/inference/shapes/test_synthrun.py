@@ -9,6 +9,28 @@ from inference.shapes.synthrun import compare, parse_allocations, run_synthetic
 MIB = 1024**2
 
 
+def test_the_trial_context_of_memory_fitting_is_not_counted():
+    """BeeLlama v0.2.0 logs the trial context `-fit` builds at info level (lines of a real CPU log, timestamps
+    cut): its compute buffer counted twice read 1.24 GB against a plan of 0.62 GB."""
+    log = "\n".join(
+        [
+            "I common_init_result: fitting params to device memory, for bugs during this step try to reproduce them",
+            "I load_tensors:          CPU model buffer size =     0.00 MiB",
+            "I llama_context:        CPU  output buffer size =     1.00 MiB",
+            "I llama_kv_cache:        CPU KV buffer size =     0.00 MiB",
+            "I sched_reserve:        CPU compute buffer size =   590.29 MiB",
+            "I common_params_fit_impl: projected to use 6209 MiB of host memory vs. 24105 MiB of total host memory",
+            "I common_fit_params: successfully fit params to free device memory",
+            "I common_fit_params: fitting params to free memory took 0.85 seconds",
+            "I load_tensors:   CPU_Mapped model buffer size =  4269.94 MiB",
+            "I llama_kv_cache:        CPU KV buffer size =   168.00 MiB",
+            "I sched_reserve:        CPU compute buffer size =   590.29 MiB",
+        ]
+    )
+    found = parse_allocations(log)
+    assert [(a.kind, round(a.bytes / MIB)) for a in found] == [("model", 4270), ("KV", 168), ("compute", 590)]
+
+
 def test_log_buffers_map_to_plan_terms_and_the_tolerance_decides():
     log = "\n".join(
         [
