@@ -44,17 +44,27 @@ def build_plan(
     PyPI sdist)."""
     ubatch = profile.ubatch or DEFAULT_UBATCH
     dflash = profile.speculative == "dflash"
+    # BeeLlama v0.2's server (the "ubatch" engine, its DFlash) gives a speculative target twice the slots'
+    # sequences, one to back each slot up (tools/server/server-context.cpp, load_model): sliding-window layers
+    # hold twice the window (measured: 2,560 cells at window 1,024 and ubatch 512)
+    backups = 2 if logits == "ubatch" and dflash else 1
     kv, kv_detail = kv_cache_bytes(
         target.shape,
         profile.ctx_size,
         ubatch=ubatch,
-        seqs=profile.parallel,
+        seqs=profile.parallel * backups,
         unified=profile.kv_unified,
         cache_type_k=profile.cache_type_k,
         cache_type_v=profile.cache_type_v,
     )
+    weights, weights_detail = target.weights, f"{target.id} ({target.source})"
+    if profile.device == "cpu" and profile.no_mmap and target.tied_output and target.input_weights:
+        # read into memory, the output layer's copy of tied embeddings is a tensor of its own (mapped, it is the
+        # same pages); on a GPU that copy is the one on the device, and the input layer's is the host's
+        weights += target.input_weights
+        weights_detail += f" + {gb(target.input_weights)} tied output copy (--no-mmap on a CPU)"
     terms = [
-        PlanTerm(label="target weights", bytes=target.weights, detail=f"{target.id} ({target.source})"),
+        PlanTerm(label="target weights", bytes=weights, detail=weights_detail),
         PlanTerm(label="target KV cache", bytes=kv, detail=kv_detail),
         PlanTerm(
             label="target compute",

@@ -74,6 +74,7 @@ class ModelFacts(BaseModel):
     # bytes of the tensors llama.cpp keeps on the CPU even with every layer on the GPU (the input layer: token
     # embeddings), from the catalog's header facts; None where the catalog has no tensor list
     input_weights: int | None = None
+    tied_output: bool = False  # no output.weight: the token embeddings serve as the output layer too
 
 
 class MemoryPlan(BaseModel):
@@ -242,6 +243,7 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
                 weights=path.stat().st_size,
                 source=f"header of {path}",
                 input_weights=input_weights(spec),
+                tied_output=tied_output(spec),
             )
     except ShapeError as exc:
         raise ProfileError(str(exc)) from None
@@ -257,7 +259,13 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
         weights=size,
         source="catalog facts; not downloaded",
         input_weights=input_weights(spec),
+        tied_output=tied_output(spec),
     )
+
+
+def tied_output(spec) -> bool:
+    """Whether the catalog's header facts have no `output.weight` (the token embeddings are the output layer)."""
+    return spec.header is not None and all(t.name != "output.weight" for t in spec.header().tensors)
 
 
 def input_weights(spec) -> int | None:

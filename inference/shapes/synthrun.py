@@ -28,6 +28,9 @@ DRAFT_START = re.compile(r"loading draft model|speculative_init|load_model: load
 # the end of llama.cpp's memory fitting (`-fit`), which builds a trial context first: BeeLlama v0.2.0 logs that
 # context's buffers at info level (a 0 MiB model and KV, a full compute buffer), so they are dropped here
 FIT_DONE = re.compile(r"fitting params to (?:free|device) memory took")
+# a request has started: a compute buffer reported after this is a graph reserved again (BeeLlama's drafter on
+# its first draft: the same 142.5 MiB twice), which replaces the buffer instead of adding one
+SERVING = re.compile(r"launch_slot_")
 TERM_OF = {
     ("target", "model"): "target weights",
     ("target", "KV"): "target KV cache",
@@ -118,16 +121,18 @@ class SyntheticReport(BaseModel):
 
 def parse_allocations(log_text: str) -> list[Allocation]:
     """Every buffer the engine reported, the target's before the drafter's, less those of memory fitting's
-    trial context (upstream logs them at debug level, below the trace level we ask for; BeeLlama at info)."""
+    trial context (upstream logs them at debug level, below the trace level we ask for; BeeLlama at info) and
+    compute buffers reserved again once requests run."""
     found: list[Allocation] = []
-    model = "target"
+    model, serving = "target", False
     for line in log_text.splitlines():
         if DRAFT_START.search(line):
             model = "draft"
         if FIT_DONE.search(line):
             found = [a for a in found if a.model != model]
+        serving = serving or bool(SERVING.search(line))
         match = BUFFER.search(line)
-        if match:
+        if match and not (serving and match.group(2) == "compute"):
             buffer, kind, mib = match.groups()
             found.append(Allocation(model=model, kind=kind, buffer=buffer, bytes=int(float(mib) * MIB)))
     return found
