@@ -44,12 +44,13 @@ class Verdict(BaseModel):
 
 
 def degenerate(text: str) -> str | None:
-    """What makes `text` degenerate, or None: one short unit (1-4 characters) repeated over much of it, or a
-    long run of one unit at its end (where a broken draft path ends up). A ruler line in code is neither."""
+    """What makes `text` degenerate, or None: one short unit (1-16 characters: one token's text, `/` or
+    `<unused32>`) repeated over much of it, or a long run of one unit at its end (where a broken draft path ends
+    up). A ruler line in code is neither."""
     stripped = text.strip()
     if not stripped:
         return "empty text"
-    for size in range(1, 5):
+    for size in range(1, 17):
         for match in re.finditer(r"(.{" + str(size) + r"})\1{15,}", stripped, re.DOTALL):
             unit = match.group(1)
             if unit.isspace():

@@ -84,9 +84,24 @@ def test_sampled_output_cannot_be_compared():
     assert not results["spec"].ok and "run at 0" in results["spec"].problems[0]
 
 
-@pytest.mark.parametrize("text", [GOOD, "a = 1\n" + "-" * 40 + "\nb = 2\n" + "x = [0, 0, 0]\n" * 3, "    " * 50 + "x"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        GOOD,
+        "a = 1\n" + "-" * 40 + "\nb = 2\n" + "x = [0, 0, 0]\n" * 3,
+        "    " * 50 + "x",
+        "| name | value |\n|---|---|\n" + "".join(f"| k{i} | {i * i} |\n" for i in range(30)),
+    ],
+)
 def test_ordinary_code_is_not_degenerate(text):
     assert spec_check.degenerate(text) is None
+
+
+def test_one_long_token_repeated_is_degenerate():
+    """BeeLlama v0.2.0's DFlash on a zero-weight Gemma 4 (docs/benchmarks.md): every draft accepted, and this."""
+    text = "<unused32>" * 4 + "<unused6226>" * 60
+    found = spec_check.degenerate(text) or ""
+    assert "unused6226" in found and "repeated 60 times" in found
 
 
 def test_the_command_line_exits_1_on_a_failure(tmp_path, capsys):
