@@ -12,6 +12,12 @@ from inference.plans.terms import MemoryPlan, device_memory, host_memory, model_
 from inference.plans.vllm_sglang import plan_python_engine
 
 
+def engine_logits(capabilities) -> Literal["ubatch", "outputs"]:
+    """The plan's engine family from its `--help`: upstream llama.cpp (the upstream DFlash dialect) reserves
+    logits for each sequence's output; older trees (BeeLlama v0.2) for a whole ubatch, and back each slot up."""
+    return "outputs" if capabilities.dflash_dialect == "upstream" else "ubatch"
+
+
 def plan_profile(
     profile,
     *,

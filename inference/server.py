@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Literal
 
 import httpx
 
@@ -20,7 +21,7 @@ from inference.engines.rpc import LocalRpcWorkers
 from inference.errors import DflashError
 from inference.fetch import fetch_model
 from inference.hardware import chosen_gpus, cpu_has_amx
-from inference.memplan import plan_profile
+from inference.memplan import engine_logits, plan_profile
 from inference.models import get_model
 from inference.net import free_port
 from inference.paths import state_dir
@@ -237,7 +238,7 @@ class ManagedServer(ManagedProcess):
         paths = {m: self.model_paths.get(m) or fetch_model(get_model(m)) for m in self.profile.models()}
         check_drafter(self.profile, caps, paths)  # and from the files' own headers
         if self.check_memory:
-            check_fits(self.profile, paths)
+            check_fits(self.profile, paths, engine_logits(caps))
         argv = [str(self.engine.binary), *render(self.profile, caps, paths, self.host, self.port, rpc_endpoints)]
         return argv + [flag for flag in without_broken_amx(self.engine) if flag not in argv]
 
@@ -399,10 +400,11 @@ def check_drafter(profile: Profile, caps: Capabilities, paths: dict[str, Path] |
         )
 
 
-def check_fits(profile: Profile, paths: dict[str, Path]) -> MemoryPlan:
+def check_fits(profile: Profile, paths: dict[str, Path], logits: Literal["ubatch", "outputs"] = "ubatch") -> MemoryPlan:
     """Refuse, before launch, a profile whose plan does not fit the GPU (gpu profiles) or the RAM, or whose host side
-    (prompt cache, checkpoints, weights kept in RAM) does not fit the available RAM."""
-    plan = plan_profile(profile, paths=paths)
+    (prompt cache, checkpoints, weights kept in RAM) does not fit the available RAM; `logits`: the engine's family
+    (inference.memplan.engine_logits)."""
+    plan = plan_profile(profile, paths=paths, logits=logits)
     if plan.available is None:
         raise ProfileError(f"profile {profile.name!r} needs a GPU and none was found (nvidia-smi)")
     if not plan.fits:

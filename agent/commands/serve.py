@@ -3,8 +3,6 @@ the background one)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 import typer
 
 from agent.commands.common import err, fail
@@ -150,7 +148,7 @@ def _print_plan(
 
     from inference import server as srv
     from inference.fetch import cached_model, model_path
-    from inference.memplan import plan_profile
+    from inference.memplan import engine_logits, plan_profile
     from inference.models import get_model
     from inference.net import free_port
     from inference.plans.llama_server import largest_contexts
@@ -168,8 +166,7 @@ def _print_plan(
     except ValueError as exc:
         fail(str(exc))
     srv.check_drafter(chosen, caps)
-    # upstream llama.cpp reserves logits for each sequence's output, older llama.cpp (BeeLlama v0.2) for a ubatch
-    logits: Literal["ubatch", "outputs"] = "outputs" if caps.dflash_dialect == "upstream" else "ubatch"
+    logits = engine_logits(caps)
     memory = plan_profile(chosen, gpu_memory=size, logits=logits)
     if gpu_memory and chosen.device == "gpu":
         memory.available_from = f"--gpu-memory {gpu_memory}"

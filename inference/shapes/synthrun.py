@@ -14,7 +14,7 @@ import httpx
 from pydantic import BaseModel
 
 from inference.backends import metrics
-from inference.memplan import plan_profile
+from inference.memplan import engine_logits, plan_profile
 from inference.plans.terms import MemoryPlan, gb
 from inference.profiles import Profile
 from inference.shapes.synth import synthetic_dir, write_synthetic
@@ -190,8 +190,7 @@ def run_synthetic(
     if engine.capabilities.has("-lv"):  # upstream logs its buffer sizes at verbosity 4 (trace)
         profile = profile.model_copy(update={"extra_args": [*profile.extra_args, "-lv", "4"]})
     paths = synthetic_paths(profile, layers)
-    upstream = engine.capabilities.dflash_dialect == "upstream"
-    plan = plan_profile(profile, paths=paths, logits="outputs" if upstream else "ubatch")
+    plan = plan_profile(profile, paths=paths, logits=engine_logits(engine.capabilities))
     server = ManagedServer(engine, profile, model_paths=paths, log_dir=synthetic_dir() / "logs")
     with server:
         headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}

@@ -311,3 +311,30 @@ def test_a_user_profile_and_the_cli_values_change_the_host_side(tmp_path, monkey
     assert plan_profile(fewer, gpu_memory=24 * GIB).fits
     with pytest.raises(ProfileError, match="cache_ram: llama-server settings"):
         with_overrides(BUILTIN_PROFILES["gemma4-31b-dflash-vllm"], cache_ram=0)
+
+
+def test_beellama_dflash_targets_hold_a_backup_sequence_per_slot():
+    """BeeLlama v0.2's server doubles a speculative target's sequences (measured on its CPU build: 2,560
+    sliding-window cells at window 1,024 and ubatch 512); upstream llama.cpp does not."""
+    profile = get_profile("gemma4-31b-dflash")
+    kv = {
+        logits: next(t for t in plan_profile(profile, gpu_memory=24 * GIB, logits=logits).terms if "KV" in t.label)
+        for logits in ("ubatch", "outputs")
+    }
+    assert "x 2560 cells" in kv["ubatch"].detail and "x 1536 cells" in kv["outputs"].detail
+    assert plan_profile(profile, gpu_memory=24 * GIB, logits="ubatch").fits, "the seed ran it on a 24 GiB card"
+
+
+def test_on_a_cpu_no_mmap_reads_tied_embeddings_twice():
+    """Read into memory, the output layer of a model with tied embeddings is a copy of its own (measured: 5.63 GB
+    against a 4.49 GB file at 12 layers); mapped, or on a GPU, the plan is the file."""
+    gpu = get_profile("gemma4-31b-dflash")
+    cpu = gpu.model_copy(update={"device": "cpu"})
+    mapped = cpu.model_copy(update={"no_mmap": False, "mlock": False})
+
+    def weights(profile):
+        return next(t for t in plan_profile(profile, gpu_memory=24 * GIB).terms if t.label == "target weights")
+
+    copy = weights(cpu).bytes - weights(mapped).bytes
+    assert 1.1e9 < copy < 1.2e9 and "tied output copy" in weights(cpu).detail
+    assert weights(gpu).bytes == weights(mapped).bytes
