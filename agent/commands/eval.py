@@ -51,7 +51,8 @@ def run_cmd(
         None,
         "--agent-command",
         help="With --mode command: the peer agent's "
-        "command, run in each task's folder under the sandbox (docs/eval.md).",
+        "command, run in each task's folder under the sandbox (a file it names from here is made absolute; "
+        "docs/eval.md).",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Results folder (default eval-results/SUITE-MODE); an existing one is resumed."
