@@ -28,8 +28,9 @@ DRAFT_START = re.compile(r"loading draft model|speculative_init|load_model: load
 # the end of llama.cpp's memory fitting (`-fit`), which builds a trial context first: BeeLlama v0.2.0 logs that
 # context's buffers at info level (a 0 MiB model and KV, a full compute buffer), so they are dropped here
 FIT_DONE = re.compile(r"fitting params to (?:free|device) memory took")
-# a request has started: a compute buffer reported after this is a graph reserved again (BeeLlama's drafter on
-# its first draft: the same 142.5 MiB twice), which replaces the buffer instead of adding one
+# a request has started: a compute buffer reported after this with a size already reported for that model is a
+# graph reserved again (BeeLlama's drafter on its first draft: 142.5 MiB twice), not a buffer of its own;
+# upstream's drafter reserves a new, smaller one then, which counts
 SERVING = re.compile(r"launch_slot_")
 TERM_OF = {
     ("target", "model"): "target weights",
@@ -122,7 +123,7 @@ class SyntheticReport(BaseModel):
 def parse_allocations(log_text: str) -> list[Allocation]:
     """Every buffer the engine reported, the target's before the drafter's, less those of memory fitting's
     trial context (upstream logs them at debug level, below the trace level we ask for; BeeLlama at info) and
-    compute buffers reserved again once requests run."""
+    compute buffers reserved again, at the same size, once requests run."""
     found: list[Allocation] = []
     model, serving = "target", False
     for line in log_text.splitlines():
@@ -132,9 +133,11 @@ def parse_allocations(log_text: str) -> list[Allocation]:
             found = [a for a in found if a.model != model]
         serving = serving or bool(SERVING.search(line))
         match = BUFFER.search(line)
-        if match and not (serving and match.group(2) == "compute"):
+        if match:
             buffer, kind, mib = match.groups()
-            found.append(Allocation(model=model, kind=kind, buffer=buffer, bytes=int(float(mib) * MIB)))
+            allocation = Allocation(model=model, kind=kind, buffer=buffer, bytes=int(float(mib) * MIB))
+            if not (serving and kind == "compute" and allocation in found):
+                found.append(allocation)
     return found
 
 

@@ -88,3 +88,20 @@ def test_the_peak_rss_is_judged_against_the_plans_host_side():
     assert under.ok and "host RAM, peak" in under.render() and "ok (plan: the host side at most" in under.render()
     over = under.model_copy(update={"host_rss": {"VmHWM": 9500 * MIB}})
     assert not over.ok and "OVER" in over.render() and "the peak RSS is over the plan's host side" in over.render()
+
+
+def test_a_compute_graph_reserved_again_during_a_request_counts_once_and_a_new_one_counts():
+    """BeeLlama's drafter reserves its graph again on the first draft (the same size); upstream's reserves a
+    buffer of its own then (a new size)."""
+
+    def drafter(*during: float) -> list[int]:
+        lines = [
+            "srv load_model: loading draft model '/x/d.gguf'",
+            "sched_reserve: CPU compute buffer size = 142.50 MiB",
+        ]
+        lines += ["slot launch_slot_: id  0 | task 0 | processing task"]
+        lines += [f"sched_reserve: CPU compute buffer size = {mib:.2f} MiB" for mib in during]
+        return [round(a.bytes / MIB, 1) for a in parse_allocations("\n".join(lines)) if a.kind == "compute"]
+
+    assert drafter(142.5) == [142.5]
+    assert drafter(245.0) == [142.5, 245.0]
