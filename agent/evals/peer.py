@@ -35,7 +35,7 @@ def anchored(command: str, base: Path) -> str:
         if word.startswith("-") or Path(word).is_absolute() or not (base / word).is_file():
             continue
         absolute = shlex.quote(str((base / word).resolve())).replace("\\", "\\\\")  # a replacement template
-        command = re.sub(rf"(?<![^\s=]){re.escape(word)}(?![^\s])", absolute, command)
+        command = re.sub(rf"(?<!\S){re.escape(word)}(?!\S)", absolute, command)
     return command
 
 

@@ -235,6 +235,7 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
 
     spec = get_model(model_id)
     path = path or cached_model(spec)
+    input_weights, tied_output = embedding_facts(spec)
     try:
         if path is not None and path.is_file():
             return ModelFacts(
@@ -242,8 +243,8 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
                 shape=ModelShape.from_gguf(path),
                 weights=path.stat().st_size,
                 source=f"header of {path}",
-                input_weights=input_weights(spec),
-                tied_output=tied_output(spec),
+                input_weights=input_weights,
+                tied_output=tied_output,
             )
     except ShapeError as exc:
         raise ProfileError(str(exc)) from None
@@ -258,30 +259,27 @@ def model_facts(model_id: str, path: Path | None = None) -> ModelFacts:
         shape=spec.shape,
         weights=size,
         source="catalog facts; not downloaded",
-        input_weights=input_weights(spec),
-        tied_output=tied_output(spec),
+        input_weights=input_weights,
+        tied_output=tied_output,
     )
 
 
-def tied_output(spec) -> bool:
-    """Whether the catalog's header facts have no `output.weight` (the token embeddings are the output layer)."""
-    return spec.header is not None and all(t.name != "output.weight" for t in spec.header().tensors)
-
-
-def input_weights(spec) -> int | None:
-    """Bytes of a model's token embeddings (`token_embd.weight` at its type in the catalog's header facts; 0 for a
-    drafter that has none): llama.cpp keeps the input layer on the CPU whatever -ngl says (src/llama-model.cpp,
-    `dev_input` is the CPU). None when the catalog has no tensor list for the model."""
+def embedding_facts(spec) -> tuple[int | None, bool]:
+    """From the catalog's header facts (read once): the bytes of the token embeddings
+    (`token_embd.weight` at its type; 0 for a drafter that has none), which llama.cpp keeps on the CPU whatever
+    -ngl says (src/llama-model.cpp, `dev_input` is the CPU), None with no tensor list; and whether there is no
+    `output.weight` (tied: the token embeddings are the output layer too)."""
     from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
     if spec.header is None:
-        return None
+        return None, False
+    tensors = spec.header().tensors
     total = 0
-    for tensor in spec.header().tensors:
+    for tensor in tensors:
         if tensor.name == "token_embd.weight":
             block, size = GGML_QUANT_SIZES[GGMLQuantizationType[tensor.type]]
             total += math.prod(tensor.shape) // block * size
-    return total
+    return total, all(t.name != "output.weight" for t in tensors)
 
 
 def device_memory(
