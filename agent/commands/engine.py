@@ -30,7 +30,7 @@ def engine_build(
         help="cpu, cuda or metal (default: cuda when an NVIDIA GPU is present, and then the CUDA toolkit must be found; cpu builds for the CPU on purpose).",
     ),
     cuda_arch: str | None = typer.Option(
-        None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi)."
+        None, "--cuda-arch", help="CUDA architecture, e.g. 89 (default: from nvidia-smi; needed where there is no GPU)."
     ),
     jobs: int | None = typer.Option(
         None,
@@ -55,6 +55,16 @@ def engine_build(
             highlight=False,
         )
     options = detect_build_options(backend, cuda_arch).model_copy(update={"rpc": rpc})
+    if options.cublas:
+        err.print(
+            f"note: this CUDA toolkit has no cuBLAS; using PyPI's nvidia-cublas in {options.cublas}", markup=False
+        )
+    if not options.vmm:
+        err.print(
+            "note: no libcuda here (no NVIDIA driver, no toolkit stubs): built with GGML_CUDA_NO_VMM, "
+            "ggml's plain memory pool; build on the GPU machine for its VMM pool",
+            markup=False,
+        )
     engine = build_engine(EngineSource.parse(source, ref), options, jobs=jobs, force=force)
     caps = engine.capabilities
     typer.echo(

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from inference.engines.capabilities import SDIST_VERSION_PIN, Capabilities, parse_help
+from inference.engines.cuda_libs import ensure_cublas, find_cuda_libs
 from inference.engines.engine_patches import applicable_patches, digest, patched_copy
 from inference.errors import DflashError
 from inference.hardware import find_nvcc, nvcc_version, nvidia_gpus
@@ -98,6 +99,8 @@ class BuildOptions(BaseModel):
     backend: Literal["cpu", "cuda", "metal"] = "cpu"
     cuda_arch: str | None = None  # e.g. "89" (RTX 4090), "86" (3090), "90" (H100/H200)
     nvcc: str | None = None  # the CUDA compiler found (on PATH or in /usr/local/cuda*/bin)
+    cublas: str | None = None  # cuBLAS unpacked from PyPI, where the toolkit has none (cuda_libs.py)
+    vmm: bool = True  # False where no libcuda can be linked (no driver or stubs): ggml's VMM pool off
     rpc: bool = False  # also the RPC backend and `rpc-server`, to spread one model over machines (`--rpc`)
 
     @property
@@ -120,6 +123,15 @@ class BuildOptions(BaseModel):
                 args.append(f"-DCMAKE_CUDA_ARCHITECTURES={self.cuda_arch}")
             if self.nvcc:
                 args.append(f"-DCMAKE_CUDA_COMPILER={self.nvcc}")
+            if self.cublas:  # FindCUDAToolkit takes preset library paths; its headers come by the compiler flags
+                lib = Path(self.cublas, "lib")
+                args += [
+                    f"-DCUDA_cublas_LIBRARY={lib / 'libcublas.so'}",
+                    f"-DCUDA_cublasLt_LIBRARY={lib / 'libcublasLt.so'}",
+                    f"-DCMAKE_CUDA_FLAGS=-isystem {Path(self.cublas, 'include')}",
+                ]
+            if not self.vmm:
+                args.append("-DGGML_CUDA_NO_VMM=ON")
         elif self.backend == "metal":
             args.append("-DGGML_METAL=ON")
         if self.rpc:
@@ -175,8 +187,14 @@ def detect_build_options(backend: str | None = None, cuda_arch: str | None = Non
             "folder to PATH (`export PATH=/usr/local/cuda/bin:$PATH`); `--backend cpu` builds for the CPU on purpose"
         )
     cuda_arch = cuda_arch or (gpus[0].compute_cap.replace(".", "") if gpus else None)
+    if cuda_arch is None:  # CMake's default would compile every kernel for a dozen architectures: hours more
+        raise EngineBuildError(
+            "no NVIDIA GPU here to read the CUDA architecture from: name the target GPU's with --cuda-arch "
+            "(89: RTX 40xx, 86: RTX 30xx, 90: H100/H200, 120: RTX 50xx)"
+        )
     check_toolkit(nvcc, cuda_arch)
-    return BuildOptions(backend="cuda", cuda_arch=cuda_arch, nvcc=str(nvcc))
+    libs = find_cuda_libs(nvcc, nvcc_version(nvcc))
+    return BuildOptions(backend="cuda", cuda_arch=cuda_arch, nvcc=str(nvcc), cublas=libs.cublas, vmm=libs.vmm)
 
 
 def check_toolkit(nvcc: Path, cuda_arch: str | None) -> None:
@@ -344,6 +362,8 @@ def _build(
     out = engines_dir() / key
     manifest = out / "engine.json"
     _require_toolchain(options)
+    if options.cublas:
+        ensure_cublas(Path(options.cublas))
     build_dir = engines_dir() / f"build-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     log = build_dir / "build.log"
