@@ -38,7 +38,7 @@ def doctor() -> None:
     console.print(f"[bold]engines[/bold]  {len(engines) or 'none built: `agent engine build`'}")
     for e in engines:
         console.print(
-            f"  {e.key} {e.source} {e.options.backend}, DFlash: {e.capabilities.dflash_dialect}, "
+            f"  {e.key} {e.source} {e.options.describe()}, DFlash: {e.capabilities.dflash_dialect}, "
             f"spec types: {', '.join(e.capabilities.spec_types)}"
         )
     console.print("[bold]models[/bold]")

@@ -68,7 +68,7 @@ def engine_build(
     engine = build_engine(EngineSource.parse(source, ref), options, jobs=jobs, force=force)
     caps = engine.capabilities
     typer.echo(
-        f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.backend}, {engine.version}"
+        f"{engine.binary}\n  source {engine.source} ({engine.commit[:16]}), {engine.options.describe()}, {engine.version}"
         f"\n  DFlash dialect: {caps.dflash_dialect}; speculative types: {', '.join(caps.spec_types) or 'none'}"
         f"\n  our patches: {', '.join(engine.patches) or 'none apply to this source'}"
         + (f"\n  RPC worker: {engine.rpc_server}" if engine.rpc_server else "")
@@ -117,7 +117,7 @@ def engine_list() -> None:
         table.add_row(
             engine.key,
             f"{engine.source}\n{engine.commit[:16]}",
-            engine.options.backend + ("+rpc" if engine.options.rpc else ""),
+            engine.options.describe(),
             engine.version,
             engine.capabilities.dflash_dialect,
             ", ".join(engine.patches) or "-",

@@ -103,6 +103,11 @@ class BuildOptions(BaseModel):
     vmm: bool = True  # False where no libcuda can be linked (no driver or stubs): ggml's VMM pool off
     rpc: bool = False  # also the RPC backend and `rpc-server`, to spread one model over machines (`--rpc`)
 
+    def describe(self) -> str:
+        """`cpu`, `cuda sm_89`, `cuda sm_89 no-VMM+rpc`: what `doctor` and `engine list` show."""
+        arch = f" sm_{self.cuda_arch}" if self.backend == "cuda" and self.cuda_arch else ""
+        return self.backend + arch + ("" if self.vmm else " no-VMM") + ("+rpc" if self.rpc else "")
+
     @property
     def device(self) -> Literal["gpu", "cpu"]:
         return "cpu" if self.backend == "cpu" else "gpu"

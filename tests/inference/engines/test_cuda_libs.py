@@ -77,3 +77,9 @@ def test_a_cuda_build_without_a_gpu_needs_an_explicit_arch(tmp_path, monkeypatch
     with pytest.raises(EngineBuildError, match=r"no NVIDIA GPU here .* --cuda-arch \(89: RTX 40xx"):
         detect_build_options("cuda")
     assert detect_build_options("cuda", cuda_arch="89").cuda_arch == "89"
+
+
+def test_a_build_says_its_architecture_and_a_missing_vmm_pool():
+    assert BuildOptions().describe() == "cpu"
+    assert BuildOptions(backend="cuda", cuda_arch="89").describe() == "cuda sm_89"
+    assert BuildOptions(backend="cuda", cuda_arch="89", vmm=False, rpc=True).describe() == "cuda sm_89 no-VMM+rpc"
