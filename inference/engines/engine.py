@@ -166,8 +166,16 @@ def probe(binary: Path) -> tuple[str, Capabilities]:
     if help_run.returncode != 0:
         raise EngineBuildError(f"{binary} --help failed ({help_run.returncode}): {help_run.stderr[-500:]}")
     version_run = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
-    version = next((ln for ln in (version_run.stderr + version_run.stdout).splitlines() if "version" in ln), "unknown")
-    return version.strip(), parse_help(help_run.stdout + help_run.stderr)
+    return version_line(version_run.stderr + version_run.stdout), parse_help(help_run.stdout + help_run.stderr)
+
+
+def version_line(text: str) -> str:
+    """`version: 0.5.0-dev (...)`, not a line before it that also says "version" (a CUDA build on a machine without
+    a driver prints `ggml_cuda_init: failed ... driver version is insufficient` first)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    return next(
+        (ln for ln in lines if ln.startswith("version:")), next((ln for ln in lines if "version" in ln), "unknown")
+    )
 
 
 def detect_build_options(backend: str | None = None, cuda_arch: str | None = None) -> BuildOptions:

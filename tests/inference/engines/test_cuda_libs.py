@@ -83,3 +83,16 @@ def test_a_build_says_its_architecture_and_a_missing_vmm_pool():
     assert BuildOptions().describe() == "cpu"
     assert BuildOptions(backend="cuda", cuda_arch="89").describe() == "cuda sm_89"
     assert BuildOptions(backend="cuda", cuda_arch="89", vmm=False, rpc=True).describe() == "cuda sm_89 no-VMM+rpc"
+
+
+def test_the_version_is_not_a_cuda_error_that_mentions_a_version():
+    """What this machine's CUDA build of BeeLlama v0.2.0 prints for `--version` without a driver."""
+    from inference.engines.engine import version_line
+
+    printed = (
+        "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime version\n"
+        "version: 0 (unknown)\nbuilt with GNU 12.2.0 for Linux x86_64\n"
+    )
+    assert version_line(printed) == "version: 0 (unknown)"
+    assert version_line("llama-server version 1\n") == "llama-server version 1"
+    assert version_line("") == "unknown"
