@@ -32,6 +32,10 @@ DRIVER_LIB_GLOBS = (
 )
 
 
+SYSTEM_INCLUDES = (Path("/usr/include"),)
+SYSTEM_LIBS = (Path("/usr/lib/x86_64-linux-gnu"), Path("/usr/lib/aarch64-linux-gnu"), Path("/usr/lib64"))
+
+
 class CudaLibsError(DflashError):
     pass
 
@@ -66,9 +70,10 @@ def _lib_dirs(root: Path) -> list[Path]:
 
 
 def has_cublas(root: Path) -> bool:
-    headers = [root / "include", *map(Path, glob.glob(str(root / "targets" / "*" / "include")))]
+    """In the toolkit, or where a distribution's packages put it (Debian's nvidia-cuda-toolkit: /usr/include)."""
+    headers = [root / "include", *map(Path, glob.glob(str(root / "targets" / "*" / "include"))), *SYSTEM_INCLUDES]
     return any((d / "cublas_v2.h").is_file() for d in headers) and any(
-        (d / "libcublas.so").exists() for d in _lib_dirs(root)
+        (d / "libcublas.so").exists() for d in _lib_dirs(root) + list(SYSTEM_LIBS)
     )
 
 
@@ -86,24 +91,28 @@ def ensure_cublas(folder: Path) -> Path:
     if (folder / "lib" / "libcublas.so").exists():
         return folder
     release = folder.name.removeprefix("nvidia-cublas-")
-    major = release.split(".")[0]
+    major = int(release.split(".")[0])
+    # NVIDIA's names and layouts: nvidia-cublas (nvidia/cu13/...) from CUDA 13, nvidia-cublas-cu12 (nvidia/cublas/...)
+    package, prefix = (
+        ("nvidia-cublas", f"nvidia/cu{major}/") if major >= 13 else (f"nvidia-cublas-cu{major}", "nvidia/cublas/")
+    )
     with tempfile.TemporaryDirectory() as scratch:
         run = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:"]
-            + [f"nvidia-cublas=={release}.*", "-d", scratch],
+            + [f"{package}=={release}.*", "-d", scratch],
             capture_output=True,
             text=True,
         )
-        wheels = list(Path(scratch).glob("nvidia_cublas-*.whl"))
+        wheels = list(Path(scratch).glob("nvidia_cublas*.whl"))
         if run.returncode != 0 or not wheels:
             raise CudaLibsError(
-                f"the CUDA toolkit has no cuBLAS and pip could not fetch nvidia-cublas=={release}.* "
+                f"the CUDA toolkit has no cuBLAS and pip could not fetch {package}=={release}.* "
                 f"({run.stderr.strip()[-300:] or 'no wheel for this platform'}); install the toolkit's cuBLAS "
                 f"(e.g. `apt-get install libcublas-dev-{release.replace('.', '-')}`) or check pip's index"
             )
         partial = folder.with_name(folder.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        _unpack(wheels[0], f"nvidia/cu{major}/", partial)
+        _unpack(wheels[0], prefix, partial)
     for versioned in (partial / "lib").glob("lib*.so.*"):  # the link names CMake's find_library looks for
         unversioned = versioned.with_name(versioned.name.split(".so.")[0] + ".so")
         if not unversioned.exists():

@@ -28,6 +28,7 @@ def test_a_toolkit_from_wheels_gets_cublas_from_pypi_and_no_vmm(tmp_path, monkey
     """nvcc and the runtime only, no driver: cuBLAS of the same release goes to the cache, VMM (libcuda) is off."""
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(cuda_libs, "DRIVER_LIB_GLOBS", ())
+    monkeypatch.setattr(cuda_libs, "SYSTEM_INCLUDES", ())
     libs = find_cuda_libs(fake_toolkit(tmp_path / "cuda", release="13.0"), (13, 0))
     assert libs == cuda_libs.CudaLibs(cublas=str(tmp_path / "cache" / "cuda" / "nvidia-cublas-13.0"), vmm=False)
     args = BuildOptions(backend="cuda", cuda_arch="89", cublas=libs.cublas, vmm=libs.vmm).cmake_args()
@@ -51,13 +52,16 @@ def test_cublas_is_unpacked_from_the_wheel_pip_finds(tmp_path, monkeypatch):
     """pip really runs, against a local index holding a wheel laid out as NVIDIA's (nvidia/cu13/{include,lib})."""
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    with zipfile.ZipFile(wheels / "nvidia_cublas-13.0.2.14-py3-none-any.whl", "w") as wheel:
-        wheel.writestr("nvidia/cu13/include/cublas_v2.h", "/* header */")
-        wheel.writestr("nvidia/cu13/lib/libcublas.so.13", "ELF")
-        wheel.writestr("nvidia/cu13/lib/libcublasLt.so.13", "ELF")
-        wheel.writestr("nvidia_cublas-13.0.2.14.dist-info/METADATA", "Name: nvidia-cublas\nVersion: 13.0.2.14\n")
-        wheel.writestr("nvidia_cublas-13.0.2.14.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: py3-none-any\n")
-        wheel.writestr("nvidia_cublas-13.0.2.14.dist-info/RECORD", "")
+    for name, version, folder in (("nvidia_cublas", "13.0.2.14", "cu13"), ("nvidia_cublas_cu12", "12.4.5.8", "cublas")):
+        with zipfile.ZipFile(wheels / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
+            major = version.split(".")[0]
+            wheel.writestr(f"nvidia/{folder}/include/cublas_v2.h", "/* header */")
+            wheel.writestr(f"nvidia/{folder}/lib/libcublas.so.{major}", "ELF")
+            wheel.writestr(f"nvidia/{folder}/lib/libcublasLt.so.{major}", "ELF")
+            info = f"{name}-{version}.dist-info"
+            wheel.writestr(f"{info}/METADATA", f"Name: {name.replace('_', '-')}\nVersion: {version}\n")
+            wheel.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nTag: py3-none-any\n")
+            wheel.writestr(f"{info}/RECORD", "")
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
     folder = ensure_cublas(tmp_path / "cuda" / "nvidia-cublas-13.0")
@@ -66,7 +70,9 @@ def test_cublas_is_unpacked_from_the_wheel_pip_finds(tmp_path, monkeypatch):
     assert (folder / "lib" / "libcublasLt.so").is_symlink()
     assert not folder.with_name(folder.name + ".partial").exists()
     assert ensure_cublas(folder) == folder  # once: a second call finds it without pip
-    with pytest.raises(CudaLibsError, match=r"no cuBLAS and pip could not fetch nvidia-cublas==12\.8\.\*"):
+    older = ensure_cublas(tmp_path / "cuda" / "nvidia-cublas-12.4")  # CUDA 12: nvidia-cublas-cu12, nvidia/cublas/
+    assert (older / "lib" / "libcublas.so").resolve() == older / "lib" / "libcublas.so.12"
+    with pytest.raises(CudaLibsError, match=r"no cuBLAS and pip could not fetch nvidia-cublas-cu12==12\.8\.\*"):
         ensure_cublas(tmp_path / "cuda" / "nvidia-cublas-12.8")
 
 
