@@ -23,17 +23,14 @@ from pydantic import BaseModel
 from inference.errors import DflashError
 from inference.paths import cache_dir
 
-# where a driver install or the toolkit's link stubs put libcuda.so (CMake's FindCUDAToolkit looks in these too)
-DRIVER_LIB_GLOBS = (
-    "/usr/lib/x86_64-linux-gnu/libcuda.so",
-    "/usr/lib/aarch64-linux-gnu/libcuda.so",
-    "/usr/lib64/libcuda.so",
-    "/usr/lib/wsl/lib/libcuda.so",
-)
-
-
+# where a distribution's packages or a driver install put cuBLAS and libcuda.so (FindCUDAToolkit looks there too)
 SYSTEM_INCLUDES = (Path("/usr/include"),)
-SYSTEM_LIBS = (Path("/usr/lib/x86_64-linux-gnu"), Path("/usr/lib/aarch64-linux-gnu"), Path("/usr/lib64"))
+SYSTEM_LIBS = (
+    Path("/usr/lib/x86_64-linux-gnu"),
+    Path("/usr/lib/aarch64-linux-gnu"),
+    Path("/usr/lib64"),
+    Path("/usr/lib/wsl/lib"),
+)
 
 
 class CudaLibsError(DflashError):
@@ -48,7 +45,8 @@ class CudaLibs(BaseModel):
 def find_cuda_libs(nvcc: Path, release: tuple[int, int] | None) -> CudaLibs:
     """What this toolkit lacks, decided without downloading anything (`ensure_cublas` fetches at build time)."""
     root = toolkit_root(nvcc)
-    cublas = None if has_cublas(root) else str(cublas_folder(release or (0, 0)))
+    # an nvcc whose release is unknown gets no cuBLAS guessed for it: CMake's own error names what is missing
+    cublas = None if has_cublas(root) or release is None else str(cublas_folder(release))
     return CudaLibs(cublas=cublas, vmm=has_driver_lib(root))
 
 
@@ -78,8 +76,10 @@ def has_cublas(root: Path) -> bool:
 
 
 def has_driver_lib(root: Path) -> bool:
-    stubs = [d / "stubs" / "libcuda.so" for d in _lib_dirs(root)]
-    return any(p.exists() for p in stubs) or any(glob.glob(pattern) for pattern in DRIVER_LIB_GLOBS)
+    """The driver's libcuda.so, or the toolkit's link stub of it."""
+    return any((d / "stubs" / "libcuda.so").exists() for d in _lib_dirs(root)) or any(
+        (d / "libcuda.so").exists() for d in SYSTEM_LIBS
+    )
 
 
 def cublas_folder(release: tuple[int, int]) -> Path:

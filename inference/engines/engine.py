@@ -205,14 +205,14 @@ def detect_build_options(backend: str | None = None, cuda_arch: str | None = Non
             "no NVIDIA GPU here to read the CUDA architecture from: name the target GPU's with --cuda-arch "
             "(89: RTX 40xx, 86: RTX 30xx, 90: H100/H200, 120: RTX 50xx)"
         )
-    check_toolkit(nvcc, cuda_arch)
-    libs = find_cuda_libs(nvcc, nvcc_version(nvcc))
+    release = nvcc_version(nvcc)
+    check_toolkit(nvcc, release, cuda_arch)
+    libs = find_cuda_libs(nvcc, release)
     return BuildOptions(backend="cuda", cuda_arch=cuda_arch, nvcc=str(nvcc), cublas=libs.cublas, vmm=libs.vmm)
 
 
-def check_toolkit(nvcc: Path, cuda_arch: str | None) -> None:
+def check_toolkit(nvcc: Path, version: tuple[int, int] | None, cuda_arch: str | None) -> None:
     """Refuse a toolkit too old to target the GPU (e.g. sm_89, RTX 40xx, needs CUDA 11.8)."""
-    version = nvcc_version(nvcc)
     needed = MIN_CUDA_FOR_ARCH.get(cuda_arch or "")
     if version and needed and version < needed:
         raise EngineBuildError(

@@ -20,14 +20,14 @@ def test_a_full_toolkit_needs_nothing_more(tmp_path, monkeypatch):
     (tmp_path / "cuda" / "lib64" / "stubs").mkdir(parents=True)
     (tmp_path / "cuda" / "lib64" / "libcublas.so").write_text("")
     (tmp_path / "cuda" / "lib64" / "stubs" / "libcuda.so").write_text("")
-    monkeypatch.setattr(cuda_libs, "DRIVER_LIB_GLOBS", ())
+    monkeypatch.setattr(cuda_libs, "SYSTEM_LIBS", ())
     assert find_cuda_libs(nvcc, (13, 0)) == cuda_libs.CudaLibs(cublas=None, vmm=True)
 
 
 def test_a_toolkit_from_wheels_gets_cublas_from_pypi_and_no_vmm(tmp_path, monkeypatch):
     """nvcc and the runtime only, no driver: cuBLAS of the same release goes to the cache, VMM (libcuda) is off."""
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(cuda_libs, "DRIVER_LIB_GLOBS", ())
+    monkeypatch.setattr(cuda_libs, "SYSTEM_LIBS", ())
     monkeypatch.setattr(cuda_libs, "SYSTEM_INCLUDES", ())
     libs = find_cuda_libs(fake_toolkit(tmp_path / "cuda", release="13.0"), (13, 0))
     assert libs == cuda_libs.CudaLibs(cublas=str(tmp_path / "cache" / "cuda" / "nvidia-cublas-13.0"), vmm=False)

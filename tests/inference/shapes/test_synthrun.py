@@ -97,10 +97,10 @@ def test_a_compute_graph_reserved_again_during_a_request_counts_once_and_a_new_o
     def drafter(*during: float) -> list[int]:
         lines = [
             "srv load_model: loading draft model '/x/d.gguf'",
-            "sched_reserve: CPU compute buffer size = 142.50 MiB",
+            "0.01.587.622 I sched_reserve:        CPU compute buffer size =   142.50 MiB",  # as the engine prints
         ]
         lines += ["slot launch_slot_: id  0 | task 0 | processing task"]
-        lines += [f"sched_reserve: CPU compute buffer size = {mib:.2f} MiB" for mib in during]
+        lines += [f"0.02.101.004 I sched_reserve:        CPU compute buffer size =   {mib:.2f} MiB" for mib in during]
         return [round(a.bytes / MIB, 1) for a in parse_allocations("\n".join(lines)) if a.kind == "compute"]
 
     assert drafter(142.5) == [142.5]
