@@ -24,6 +24,21 @@ def test_a_full_toolkit_needs_nothing_more(tmp_path, monkeypatch):
     assert find_cuda_libs(nvcc, (13, 0)) == cuda_libs.CudaLibs(cublas=None, vmm=True)
 
 
+def test_a_distributions_cublas_counts_and_an_unknown_release_gets_none_guessed(tmp_path, monkeypatch):
+    """Debian's nvidia-cuda-toolkit puts cuBLAS in /usr; an nvcc whose release is unreadable gets no wheel picked."""
+    nvcc = fake_toolkit(tmp_path / "cuda", release="13.0")
+    (tmp_path / "usr" / "include").mkdir(parents=True)
+    (tmp_path / "usr" / "include" / "cublas_v2.h").write_text("")
+    (tmp_path / "usr" / "lib").mkdir()
+    (tmp_path / "usr" / "lib" / "libcublas.so").write_text("")
+    monkeypatch.setattr(cuda_libs, "SYSTEM_INCLUDES", (tmp_path / "usr" / "include",))
+    monkeypatch.setattr(cuda_libs, "SYSTEM_LIBS", (tmp_path / "usr" / "lib",))
+    assert find_cuda_libs(nvcc, (13, 0)).cublas is None
+    monkeypatch.setattr(cuda_libs, "SYSTEM_LIBS", ())
+    assert find_cuda_libs(nvcc, (13, 0)).cublas is not None
+    assert find_cuda_libs(nvcc, None).cublas is None
+
+
 def test_a_toolkit_from_wheels_gets_cublas_from_pypi_and_no_vmm(tmp_path, monkeypatch):
     """nvcc and the runtime only, no driver: cuBLAS of the same release goes to the cache, VMM (libcuda) is off."""
     monkeypatch.setenv("DFLASH_AGENT_CACHE", str(tmp_path / "cache"))
